@@ -1,0 +1,22 @@
+"""batchtensor: an eager, functorch-style vmap for NumPy-API code.
+
+>>> import numpy as np, batchtensor as bt
+>>> per_example = lambda x, w: np.tanh(w @ x).sum()
+>>> xs, w = np.ones((8, 3)), np.full((4, 3), 0.1)
+>>> bt.vmap(per_example, in_axes=(0, None))(xs, w).shape
+(8,)
+"""
+
+from . import decompositions as _decompositions  # noqa: F401  (registers)
+from . import rules as _rules  # noqa: F401  (registers)
+from . import boxed
+from .api import vmap
+from .config import config
+from .errors import BatchingError, EscapedBatchedTensorError, PerformanceWarning
+from .levels import vmap_level
+from .registry import batch_rule, decomposition
+from .tensor import BatchedTensor
+
+__all__ = ["vmap", "vmap_level", "BatchedTensor", "batch_rule", "boxed", "decomposition",
+           "config", "PerformanceWarning", "BatchingError", "EscapedBatchedTensorError"]
+__version__ = "0.1.0"

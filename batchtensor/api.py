@@ -1,0 +1,291 @@
+"""``vmap``: map a per-example function over a batch, in one vectorised pass."""
+
+from __future__ import annotations
+
+import functools
+import inspect
+from typing import Any, Callable
+
+import numpy as np
+
+from .errors import BatchingError
+from .levels import Level, vmap_level
+from .pytree import broadcast_prefix, flatten, keystr, leaf_paths, unflatten
+from .tensor import BatchedTensor, _new
+
+__all__ = ["vmap", "unwrap_outputs"]
+
+_PY_SCALARS = (int, float, complex, bool)
+
+
+def _is_array(x: Any) -> bool:
+    return hasattr(x, "shape") and hasattr(x, "ndim") and hasattr(x, "dtype")
+
+
+def _arg_names(func: Callable, n: int) -> list:
+    """Parameter names for positional arguments (for error messages only)."""
+    try:
+        params = list(inspect.signature(func).parameters.values())
+    except (TypeError, ValueError):
+        return [None] * n
+    names = []
+    for i in range(n):
+        if i < len(params) and params[i].kind in (params[i].POSITIONAL_ONLY,
+                                                  params[i].POSITIONAL_OR_KEYWORD):
+            names.append(params[i].name)
+        elif params and params[-1].kind is params[-1].VAR_POSITIONAL:
+            names.append(f"*{params[-1].name}")
+        else:
+            names.append(None)
+    return names
+
+
+def _describe(func, args, path) -> str:
+    name = _arg_names(func, len(args))[path[0]] if path else None
+    where = f"args{keystr(path)}"
+    return f"{where} (argument {name!r})" if name else where
+
+
+def _check_axes_spec(in_axes: Any, what: str) -> None:
+    if isinstance(in_axes, bool):
+        raise ValueError(f"vmap: {what} must be an int, None or a tuple, got the bool {in_axes}")
+    if isinstance(in_axes, dict):
+        raise ValueError(
+            f"vmap: {what} at the top level must be an int, None, or a tuple/list with one "
+            f"entry per positional argument; got a dict. Wrap it: {what}=({in_axes!r},)"
+        )
+
+
+class _VmapFunction:
+    """The callable ``vmap`` returns (``functools.wraps`` keeps the wrapped function's name)."""
+
+    def __init__(self, func, in_axes, out_axes, axis_size, chunk_size, randomness):
+        functools.update_wrapper(self, func, updated=())  # not __dict__: a vmap of a vmap
+        self.func = func
+        self.in_axes = in_axes
+        self.out_axes = out_axes
+        self.axis_size = axis_size
+        self.chunk_size = chunk_size
+        self.randomness = randomness
+
+    def __repr__(self) -> str:
+        return f"<vmap of {getattr(self.func, '__name__', self.func)!r}>"
+
+    def __call__(self, *args, **kwargs):
+        func, in_axes = self.func, self.in_axes
+        if type(in_axes) is int and all(type(a) is np.ndarray or type(a) is BatchedTensor
+                                        for a in args):
+            leaves, treedef, axes = list(args), None, [in_axes] * len(args)  # fast path
+        else:
+            leaves, treedef = flatten(args)
+            if in_axes is None or type(in_axes) is int:
+                axes = [in_axes] * len(leaves)
+            else:
+                spec = tuple(in_axes) if isinstance(in_axes, (tuple, list)) else in_axes
+                if len(spec) != len(args):
+                    raise ValueError(
+                        f"vmap: in_axes is a {type(in_axes).__name__} of length {len(spec)} but "
+                        f"the function was called with {len(args)} positional arguments; give "
+                        f"one in_axes entry per positional argument (keyword arguments are not "
+                        f"mapped: pass them positionally, or bind them with functools.partial)"
+                    )
+                axes = broadcast_prefix(spec, args, "in_axes", "args")
+        size, axes = self._batch_size(leaves, axes, args, treedef)
+        if self.chunk_size is not None and size > self.chunk_size:
+            return self._chunked(leaves, axes, treedef, kwargs, size)
+        return self._run(leaves, axes, treedef, kwargs, size)
+
+    def _batch_size(self, leaves, axes, args, treedef) -> tuple[int, list]:
+        sizes = []
+        norm = list(axes)
+        for i, (leaf, ax) in enumerate(zip(leaves, axes)):
+            if ax is None:
+                continue
+            if not _is_array(leaf):
+                path = leaf_paths(args)[i] if treedef is not None else (i,)
+                raise ValueError(
+                    f"vmap: in_axes maps {_describe(self.func, args, path)} along axis {ax}, but "
+                    f"it is a {type(leaf).__name__}, not an array. Only arrays can be mapped; "
+                    f"use None in in_axes for it"
+                )
+            nd = leaf.ndim
+            if not -nd <= ax < nd:
+                path = leaf_paths(args)[i] if treedef is not None else (i,)
+                raise ValueError(
+                    f"vmap: in_axes maps {_describe(self.func, args, path)} along axis {ax}, "
+                    f"but it has shape {tuple(leaf.shape)}, so the axis must satisfy "
+                    f"{-nd} <= axis < {nd}"
+                    + (" (a 0-d array cannot be mapped)" if nd == 0 else "")
+                )
+            norm[i] = ax % nd
+            sizes.append((i, int(leaf.shape[ax])))
+        if not sizes:
+            if self.axis_size is None:
+                raise ValueError(
+                    "vmap: no argument is mapped (every in_axes entry is None, or there are no "
+                    "array arguments), so the batch size is unknown: pass axis_size=N"
+                )
+            return self.axis_size, norm
+        distinct = {s for _, s in sizes}
+        if self.axis_size is not None:
+            distinct.add(self.axis_size)
+        if len(distinct) > 1:
+            paths = leaf_paths(args) if treedef is not None else [(j,) for j in range(len(args))]
+            lines = [f"  {_describe(self.func, args, paths[i])}: axis {norm[i]} of shape "
+                     f"{tuple(leaves[i].shape)} has size {s}" for i, s in sizes]
+            if self.axis_size is not None:
+                lines.append(f"  axis_size={self.axis_size}")
+            raise ValueError("vmap got inconsistent sizes for the mapped axes:\n"
+                             + "\n".join(lines))
+        return sizes[0][1], norm
+
+    def _run(self, leaves, axes, treedef, kwargs, size):
+        with vmap_level(size, randomness=self.randomness) as level:
+            wrapped = [leaf if ax is None else _wrap_input(leaf, ax, level)
+                       for leaf, ax in zip(leaves, axes)]
+            args = wrapped if treedef is None else unflatten(treedef, wrapped)
+            out = self.func(*args, **kwargs)
+            return unwrap_outputs(level, out, self.out_axes, "out_axes")
+
+    def _chunked(self, leaves, axes, treedef, kwargs, size):
+        results = []
+        for start in range(0, size, self.chunk_size):
+            stop = min(start + self.chunk_size, size)
+            part = [leaf if ax is None else leaf[(slice(None),) * ax + (slice(start, stop),)]
+                    for leaf, ax in zip(leaves, axes)]
+            results.append(self._run(part, axes, treedef, kwargs, stop - start))
+        outs, td = flatten(results[0])
+        columns = [flatten(r)[0] for r in results]
+        if isinstance(self.out_axes, int) or self.out_axes is None:
+            oaxes = [self.out_axes] * len(outs)
+        else:
+            oaxes = broadcast_prefix(self.out_axes, results[0], "out_axes", "output")
+        joined = []
+        for j, ax in enumerate(oaxes):
+            if ax is None:
+                joined.append(outs[j])
+            else:
+                parts = [col[j] for col in columns]
+                joined.append(np.concatenate(parts, axis=ax))
+        return unflatten(td, joined)
+
+
+def _wrap_input(leaf, ax, level: Level) -> BatchedTensor:
+    if type(leaf) is BatchedTensor:
+        leaf._level.check_alive()
+    elif isinstance(leaf, np.generic):
+        leaf = np.asarray(leaf)
+    return _new(leaf, ax, level)
+
+
+def vmap(func: Callable | None = None, in_axes: Any = 0, out_axes: Any = 0, *,
+         axis_size: int | None = None, chunk_size: int | None = None,
+         randomness: str = "error") -> Callable:
+    """Vectorise a per-example function over a batch.
+
+    ``vmap(f, in_axes, out_axes)(*args)`` equals stacking ``f(example_i)`` along ``out_axes``,
+    computed in one pass: every NumPy call inside ``f`` runs once on the whole batch.
+
+    - ``in_axes``: an int (negative allowed), None (not mapped), or a tuple with one entry per
+      positional argument, each a pytree prefix (tuples, lists, dicts, namedtuples) of it.
+      Keyword arguments are not mapped; they pass through unchanged.
+    - ``out_axes``: where the batch axis goes in each output (int or pytree prefix). Outputs
+      that do not depend on the batch are broadcast (a view); ``None`` keeps such an output
+      as it is, and is an error for a batched one.
+    - ``axis_size``: the batch size when no argument is mapped.
+    - ``chunk_size``: run at most that many examples at a time and concatenate (less memory,
+      same result).
+    - ``randomness``: how ``bt.random`` draws behave inside: "error", "different" or "same".
+
+    >>> import numpy as np, batchtensor as bt
+    >>> xs, w = np.ones((5, 3)), np.ones((2, 3))
+    >>> bt.vmap(lambda x, w: np.tanh(w @ x).sum(), in_axes=(0, None))(xs, w).shape
+    (5,)
+    >>> @bt.vmap(in_axes=(None, 0))
+    ... def scale(a, x):
+    ...     return a * x
+    >>> scale(2.0, np.arange(3.0))
+    array([0., 2., 4.])
+    """
+    _check_axes_spec(in_axes, "in_axes")
+    if isinstance(out_axes, bool):
+        raise ValueError(f"vmap: out_axes must be an int, None or a tuple, got {out_axes}")
+    if chunk_size is not None and (isinstance(chunk_size, bool) or not isinstance(
+            chunk_size, (int, np.integer)) or chunk_size < 1):
+        raise ValueError(f"vmap: chunk_size must be None or a positive int, got {chunk_size!r}")
+    if axis_size is not None and (not isinstance(axis_size, (int, np.integer))
+                                  or isinstance(axis_size, bool) or axis_size < 0):
+        raise ValueError(f"vmap: axis_size must be None or an int >= 0, got {axis_size!r}")
+    if randomness not in ("error", "different", "same"):
+        raise ValueError(
+            f"vmap: randomness must be 'error', 'different' or 'same', got {randomness!r}")
+    if func is None:
+        return lambda f: vmap(f, in_axes, out_axes, axis_size=axis_size,
+                              chunk_size=chunk_size, randomness=randomness)
+    if not callable(func):
+        raise TypeError(f"vmap: expected a function, got {type(func).__name__}")
+    return _VmapFunction(func, in_axes, out_axes,
+                         None if axis_size is None else int(axis_size),
+                         None if chunk_size is None else int(chunk_size), randomness)
+
+
+# ---- outputs ------------------------------------------------------------------------------------
+def unwrap_outputs(level: Level, tree: Any, out_axes: Any, what: str = "out_axes") -> Any:
+    """Unwrap every leaf of ``tree`` at ``level``, batch axis to ``out_axes`` (see Level.unwrap)."""
+    if type(tree) is BatchedTensor and type(out_axes) is int:
+        return _unwrap_leaf(level, tree, out_axes, lambda: what)  # fast path: one array out
+    leaves, td = flatten(tree)
+    if out_axes is None or type(out_axes) is int:
+        axes = [out_axes] * len(leaves)
+    elif td.kind == "leaf" and isinstance(out_axes, (tuple, list)) and len(out_axes) == 1:
+        axes = [out_axes[0]]
+    else:
+        axes = broadcast_prefix(out_axes, tree, what, "output")
+
+    def where(i):
+        return lambda: f"{what}{keystr(leaf_paths(tree)[i])}"
+
+    return unflatten(td, [_unwrap_leaf(level, leaf, ax, where(i))
+                          for i, (leaf, ax) in enumerate(zip(leaves, axes))])
+
+
+def _out_of_range(where, ax, nd) -> ValueError:
+    return ValueError(f"vmap: {where()}={ax} is out of range for an output with {nd - 1} dims "
+                      f"per example (expected {-nd} <= axis < {nd})")
+
+
+def _unwrap_leaf(level: Level, x: Any, ax: Any, where: Callable[[], str]) -> Any:
+    """One output leaf: ``where()`` describes its out_axes entry for error messages."""
+    if type(x) is BatchedTensor:
+        lv = x._level
+        if lv is level:
+            if ax is None:
+                raise ValueError(f"vmap: {where()} is None but this output is batched (it "
+                                 f"differs per example); give it an int out axis")
+            v = x._value
+            nd = v.ndim
+            if not -nd <= ax < nd:
+                raise _out_of_range(where, ax, nd)
+            ax %= nd
+            return v if x._bdim == ax else np.moveaxis(v, x._bdim, ax)
+        lv.check_alive()
+        if lv.id > level.id:
+            raise BatchingError(
+                f"vmap level {level.id} cannot unwrap an output batched at the inner level "
+                f"{lv.id}, which is still open: unwrap the inner level first"
+            )
+    if ax is None:
+        return x
+    if not _is_array(x):
+        if not isinstance(x, _PY_SCALARS):
+            raise ValueError(
+                f"vmap: the function returned a {type(x).__name__} where {where()}={ax} "
+                f"expects an array; only arrays and numbers can be batched (use None in "
+                f"out_axes to return it as it is)")
+        x = np.asarray(x)
+    nd = x.ndim + 1
+    if not -nd <= ax < nd:
+        raise _out_of_range(where, ax, nd)
+    ax %= nd
+    shape = tuple(x.shape)
+    return np.broadcast_to(np.expand_dims(x, ax), shape[:ax] + (level.size,) + shape[ax:])

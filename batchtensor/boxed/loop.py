@@ -1,0 +1,178 @@
+"""The slow, always-correct fallback: call the op once per example and stack the results."""
+
+from __future__ import annotations
+
+import warnings
+from typing import Any
+
+import numpy as np
+
+from ..config import config
+from ..errors import BatchingError, PerformanceWarning
+from ..pytree import flatten, unflatten
+from ..registry import op_name
+from ..tensor import BatchedTensor, _new
+
+__all__ = ["loop_call", "reset_warnings"]
+
+_warned: set = set()
+
+
+def reset_warnings() -> None:
+    """Forget which ops already warned (tests use it)."""
+    _warned.clear()
+
+
+def _batch_size(obj: Any, level) -> int | None:
+    t = type(obj)
+    if t is BatchedTensor:
+        if obj._level is level:
+            return obj._value.shape[obj._bdim]
+        return None
+    if isinstance(obj, (list, tuple)):
+        for x in obj:
+            n = _batch_size(x, level)
+            if n is not None:
+                return n
+    elif isinstance(obj, dict):
+        for x in obj.values():
+            n = _batch_size(x, level)
+            if n is not None:
+                return n
+    elif t is slice:
+        return _batch_size((obj.start, obj.stop, obj.step), level)
+    return None
+
+
+def _select(obj: Any, level, i: int, sources: dict) -> Any:
+    """``obj`` with every BatchedTensor of ``level`` replaced by its i-th example (a view)."""
+    t = type(obj)
+    if t is BatchedTensor:
+        if obj._level is not level:
+            return obj
+        b = obj._bdim
+        example = obj._value[(slice(None),) * b + (i, Ellipsis)]
+        sources[id(example)] = obj
+        return example
+    if t is list or t is tuple:
+        return t(_select(x, level, i, sources) for x in obj)
+    if t is dict:
+        return {k: _select(v, level, i, sources) for k, v in obj.items()}
+    if t is slice:
+        return slice(*(_select(x, level, i, sources) for x in (obj.start, obj.stop, obj.step)))
+    if isinstance(obj, tuple) and hasattr(type(obj), "_fields"):
+        return t(*(_select(x, level, i, sources) for x in obj))
+    return obj
+
+
+def _announce(op, name: str) -> None:
+    mode = config.fallback
+    if mode == "error":
+        raise BatchingError(
+            f"{name} has no batch rule for these arguments and would run once per example, but "
+            f"bt.config.fallback is 'error'. Register one with bt.batch_rule / bt.decomposition, "
+            f"or set bt.config.fallback = 'warn'."
+        )
+    if mode == "warn":
+        key = name
+        if key not in _warned:
+            _warned.add(key)
+            warnings.warn(
+                f"{name} has no batch rule for these arguments: it runs once per example through "
+                f"the slow loop fallback. Set bt.config.fallback = 'silent' to hide this warning.",
+                PerformanceWarning,
+                stacklevel=4,
+            )
+
+
+def loop_call(op, args: tuple, kwargs: dict, level) -> Any:
+    """Run ``op`` per example of ``level`` and stack the results along a new axis 0."""
+    name = op_name(op)
+    _announce(op, name)
+    n = _batch_size((args, kwargs), level)
+    if n is None:
+        n = level.size
+    if n == 0:
+        raise BatchingError(
+            f"{name} has no batch rule and the per-example loop fallback cannot run with batch "
+            f"size 0: it learns the output shape from the examples, and there are none."
+        )
+    results = []
+    sources: dict = {}
+    for i in range(n):
+        sources.clear()
+        a = _select(args, level, i, sources)
+        k = _select(kwargs, level, i, sources)
+        res = op(*a, **k)
+        results.append(_mark_inputs(res, sources))
+    return stack_results(results, level, name)
+
+
+class _Input:
+    """Marks a per-example result that *is* one of the op's batched inputs (``out=``, a method
+    that returns self, np.asarray of an array)."""
+
+    __slots__ = ("source",)
+
+    def __init__(self, source):
+        self.source = source
+
+
+def _mark_inputs(res: Any, sources: dict) -> Any:
+    leaves, td = flatten(res)
+    if any(id(x) in sources for x in leaves):
+        return unflatten(td, [_Input(sources[id(x)]) if id(x) in sources else x for x in leaves])
+    return res
+
+
+def _is_arraylike(x: Any) -> bool:
+    return hasattr(x, "shape") and hasattr(x, "dtype") or isinstance(x, (int, float, complex))
+
+
+def stack_results(results: list, level, name: str) -> Any:
+    leaves0, td0 = flatten(results[0])
+    columns = [[x] for x in leaves0]
+    for i, res in enumerate(results[1:], 1):
+        leaves, td = flatten(res)
+        if len(leaves) != len(leaves0):
+            raise BatchingError(
+                f"{name}: example {i} returned {len(leaves)} arrays but example 0 returned "
+                f"{len(leaves0)}; the per-example results cannot be stacked into one batch"
+            )
+        for col, x in zip(columns, leaves):
+            col.append(x)
+    return unflatten(td0, [_stack_column(col, level, name) for col in columns])
+
+
+def _stack_column(col: list, level, name: str) -> Any:
+    first = col[0]
+    if isinstance(first, _Input):
+        if all(isinstance(x, _Input) and x.source is first.source for x in col):
+            return first.source
+        raise BatchingError(f"{name}: some examples returned an input and others a new array")
+    if _is_arraylike(first):
+        shape0 = np.shape(first)
+        for i, x in enumerate(col):
+            if not _is_arraylike(x) or np.shape(x) != shape0:
+                raise BatchingError(
+                    f"{name}: the per-example results have different shapes ({shape0} for "
+                    f"example 0, {np.shape(x) if _is_arraylike(x) else type(x).__name__} for "
+                    f"example {i}), so they cannot be stacked into one batched array. The output "
+                    f"shape of this op depends on the data (as with np.unique, np.nonzero or a "
+                    f"boolean mask): give every example the same output size (e.g. pad, or use a "
+                    f"fixed-size alternative), or run this part outside vmap."
+                )
+        return _new(np.stack(col), 0, level)
+    for i, x in enumerate(col):
+        same = x is first
+        if not same:
+            try:
+                same = bool(x == first)
+            except Exception:  # noqa: BLE001  (an object without a usable ==)
+                same = False
+        if not same:
+            raise BatchingError(
+                f"{name}: example {i} returned {x!r} but example 0 returned {first!r}; results "
+                f"that are not arrays must agree across the batch"
+            )
+    return first

@@ -1,0 +1,163 @@
+"""POINTWISE: elementwise ops. Batch axes go to the front and batched values are padded to the
+common logical rank, so NumPy's right-aligned broadcasting sees each example as it would alone.
+Unbatched values are never materialised.
+
+Every ufunc's ``__call__`` is pointwise automatically (NumPy's, SciPy's, ``np.frompyfunc``
+ones); ``pointwise(op, arrays=...)`` registers a function such as ``np.clip``.
+"""
+
+from __future__ import annotations
+
+import inspect
+from typing import Any, Sequence
+
+import numpy as np
+
+from ..dispatch import _RECORDERS, _record, scan_level, unwrap, wrap
+from ..errors import BatchingError
+from ..registry import ARRAY, OpEntry, binder_from_signature, op_name, register
+from ..rules._helpers import (align_front, align_pointwise, ensure_bdim, logical_rank,
+                              move_bdim_to_front, pad_to_rank, require)
+
+__all__ = ["pointwise", "ufunc_pointwise", "align_out", "unbatched_out_error"]
+
+
+def unbatched_out_error(name: str, argname: str = "out") -> BatchingError:
+    return BatchingError(
+        f"{name}: cannot write a batched result into {argname}=, which is not batched at this "
+        f"vmap level (it is shared by every example). Create the output inside the function "
+        f"from a batched value (np.empty_like(x), np.zeros_like(x)) or use the returned value "
+        f"instead of {argname}=."
+    )
+
+
+def align_out(out_val, out_bdim, name: str, rank: int | None, argname: str = "out"):
+    """The physical ``out`` array laid out like a result with the batch axis first."""
+    if out_bdim is None:
+        raise unbatched_out_error(name, argname)
+    out_val = move_bdim_to_front(out_val, out_bdim)
+    return out_val
+
+
+def _is_array_arg(x: Any) -> bool:
+    return not (x is True or x is None or x is np._NoValue)
+
+
+def ufunc_pointwise(ufunc, inputs: Sequence, kwargs: dict) -> Any:
+    """``ufunc(*inputs, **kwargs)`` when any operand, ``out`` or ``where`` is batched."""
+    out = kwargs.get("out")
+    where = kwargs.get("where", True)
+    level = scan_level(inputs)
+    if out is not None:
+        level = scan_level(out, level)
+    if _is_array_arg(where):
+        level = scan_level(where, level)
+    if level is None:
+        return ufunc(*inputs, **kwargs)
+    if _RECORDERS:
+        _record(ufunc, "boxed")
+    name = op_name(ufunc)
+    pairs = [unwrap(x, level) for x in inputs]
+    vals = [v for v, _ in pairs]
+    bdims = [b for _, b in pairs]
+    kw = dict(kwargs)
+    if out is None and not _is_array_arg(where):
+        vals, out_bdim = align_pointwise(vals, bdims)
+        res = ufunc(*vals, **kw)
+        if ufunc.nout == 1:
+            return wrap(res, out_bdim, level)
+        return tuple(wrap(r, out_bdim, level) for r in res)
+
+    # With out= and/or where=: everything batch-first, padded to one logical rank.
+    extra_vals, extra_bdims = [], []
+    outs = out if isinstance(out, tuple) else (out,) if out is not None else ()
+    out_pairs = [unwrap(o, level) if o is not None else (None, None) for o in outs]
+    for (o, ob), orig in zip(out_pairs, outs):
+        if orig is not None and ob is None:
+            raise unbatched_out_error(name)
+    w, wb = unwrap(where, level) if _is_array_arg(where) else (where, None)
+    rank = max([logical_rank(v, b) for v, b in zip(vals, bdims)]
+               + [logical_rank(o, ob) for o, ob in out_pairs if o is not None]
+               + ([logical_rank(w, wb)] if _is_array_arg(where) else []))
+    vals = align_front(vals, bdims, rank)
+    if all(b is None for b in bdims) and not outs:
+        # Only `where` is batched: give the output its batch axis through an array input
+        # (a broadcast view). Python scalars must stay weak, so never convert one.
+        i = next((i for i, v in enumerate(vals) if hasattr(v, "ndim")), None)
+        require(i is not None, "where= is batched and every input is a Python scalar")
+        vals[i] = pad_to_rank(ensure_bdim(vals[i], None, w.shape[wb]), rank)
+    if _is_array_arg(where):
+        kw["where"] = align_front([w], [wb], rank)[0]
+    if outs:
+        kw["out"] = tuple(None if o is None else align_front([o], [ob], rank)[0]
+                          for o, ob in out_pairs)
+        ufunc(*vals, **kw)
+        return out if not isinstance(out, tuple) or ufunc.nout > 1 else out[0]
+    res = ufunc(*vals, **kw)
+    if ufunc.nout == 1:
+        return wrap(res, 0, level)
+    return tuple(wrap(r, 0, level) for r in res)
+
+
+def _pointwise_handler(entry, level, values, extra, extra_kw):
+    binder = entry.binder
+    name = entry.name
+    arr_idx = [i for i, p in enumerate(binder.params) if p.kind is ARRAY and p.name != "out"]
+    out_idx = next((i for i, p in enumerate(binder.params) if p.name == "out"), None)
+    present = [i for i in arr_idx if values[i] is not None and values[i] is not np._NoValue]
+    pairs = [unwrap(values[i], level) for i in present]
+    out = values[out_idx] if out_idx is not None else None
+    if out is not None:
+        o, ob = unwrap(out, level)
+        if ob is None:
+            raise unbatched_out_error(name)
+        rank = max([logical_rank(v, b) for v, b in pairs] + [logical_rank(o, ob)])
+        aligned = align_front([v for v, _ in pairs], [b for _, b in pairs], rank)
+        out_bdim = 0
+        values = list(values)
+        values[out_idx] = move_bdim_to_front(o, ob)
+    else:
+        aligned, out_bdim = align_pointwise([v for v, _ in pairs], [b for _, b in pairs])
+        values = list(values)
+    for i, v in zip(present, aligned):
+        values[i] = v
+    res = call_bound(entry.op, binder, values, extra, extra_kw)
+    if out is not None:
+        return out
+    if isinstance(res, tuple):
+        return tuple(wrap(r, out_bdim, level) for r in res)
+    return wrap(res, out_bdim, level)
+
+
+def call_bound(op, binder, values: list, extra: tuple = (), extra_kw: dict | None = None):
+    """Call ``op`` with bound values: positional parameters by position, the rest by name."""
+    args = []
+    kw = {}
+    for p, v in zip(binder.params, values):
+        if p.positional:
+            args.append(v)
+        else:
+            kw[p.name] = v
+    if extra:
+        args.extend(extra)
+    if extra_kw:
+        kw.update(extra_kw)
+    return op(*args, **kw)
+
+
+def pointwise(op: Any, arrays: Sequence[str], *, replace: bool = False) -> Any:
+    """Register ``op`` as elementwise over the parameters named in ``arrays``.
+
+    >>> import numpy as np, batchtensor as bt
+    >>> def soft_clip(a, lo, hi):  # an elementwise function of your own...
+    ...     return np.minimum(np.maximum(a, lo), hi)
+    >>> bt.boxed.pointwise(soft_clip, arrays=("a", "lo", "hi"))  # doctest: +SKIP
+    """
+    sig = inspect.signature(op)
+    kinds = {name: ARRAY for name in arrays}
+    if "out" in sig.parameters:
+        kinds["out"] = ARRAY
+    binder = binder_from_signature(op, sig, kinds)
+    register(OpEntry(op, "boxed", _pointwise_handler, binder, boxed_kind="pointwise"),
+             replace=replace)
+    return op

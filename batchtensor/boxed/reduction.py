@@ -1,0 +1,128 @@
+"""REDUCTION: ops with an ``axis`` (and usually ``keepdims``). Logical axes are shifted past the
+batch axis; ``axis=None`` means every logical axis. Three kinds:
+
+- ``"reduce"``: axis None / int / tuple (``sum``, ``mean``, ``std``, ``max``, ``ufunc.reduce``);
+- ``"index"``: int or None, where None flattens the example (``argmax``, ``argmin``);
+- ``"scan"``: keeps the rank, None flattens (``cumsum``, ``cumprod``, ``ufunc.accumulate``).
+
+``where=`` and ``out=`` may be batched; a batched ``initial=`` or ``ddof=`` goes to the loop.
+"""
+
+from __future__ import annotations
+
+import inspect
+import math
+from functools import partial
+from typing import Any
+
+import numpy as np
+
+from ..dispatch import unwrap, wrap
+from ..registry import ARRAY, OpEntry, binder_from_signature, register
+from ..rules._helpers import (NoValue, align_front, dry_run, ensure_bdim, move_bdim_to_front,
+                              physical_axis, require, truthy, wrap_axes, wrap_axis)
+from .pointwise import unbatched_out_error
+
+__all__ = ["reduction", "reduce_physical", "REDUCE", "INDEX", "SCAN"]
+
+REDUCE, INDEX, SCAN = "reduce", "index", "scan"
+
+
+def _given_array(v: Any) -> bool:
+    return not (v is None or v is True or v is NoValue)
+
+
+def reduce_physical(op, name: str, kind: str, level, x, bd, axis, kw: dict, *,
+                    where: Any = NoValue, out: Any = None, out_tuple: bool = False,
+                    none_flattens: bool = True) -> Any:
+    """Run reduction ``op`` over logical ``axis`` of the physical ``x`` (batch axis ``bd``).
+
+    ``kw`` holds the op's other keyword arguments (passed through). Returns the wrapped result,
+    or the ``out`` object itself when one was given.
+    """
+    kw = dict(kw)
+    has_where = _given_array(where)
+    w, wb = unwrap(where, level) if has_where else (where, None)
+    o, ob = unwrap(out, level) if out is not None else (None, None)
+    if out is not None and ob is None:
+        raise unbatched_out_error(name)
+    if bd is None:  # only where= or out= is batched
+        size = w.shape[wb] if wb is not None else o.shape[ob]
+        x, bd = ensure_bdim(x, None, size), 0
+    nd = x.ndim - 1
+    keepdims = truthy(kw.get("keepdims", False))
+    if has_where:
+        x, bd = move_bdim_to_front(x, bd), 0
+        kw["where"] = align_front([w], [wb], nd)[0]
+
+    flatten = False
+    if axis is not None and nd == 0:
+        # NumPy accepts some axes on 0-d inputs (np.sum(x, axis=0)) and rejects others
+        # (np.mean(x, axis=0)): let it decide on a 0-d example.
+        small = {k: v for k, v in kw.items() if k not in ("where", "out")}
+        dry_run(op, (), x.dtype, axis=axis, **small)
+    if kind == REDUCE:
+        laxes = tuple(range(nd)) if axis is None else () if nd == 0 else wrap_axes(axis, nd)
+        call_axis = tuple(physical_axis(a, bd) for a in laxes)
+        out_bdim = bd if keepdims else bd - sum(1 for p in call_axis if p < bd)
+    elif axis is None or nd == 0:
+        if axis is None and not none_flattens:
+            dry_run(op, (1,) * nd, x.dtype, axis=axis)  # NumPy raises its own error
+        flatten = True
+    else:
+        call_axis = physical_axis(wrap_axis(axis, nd), bd)
+        out_bdim = bd if (kind == SCAN or keepdims) else bd - (call_axis < bd)
+
+    post_shape = None
+    if flatten:
+        require(out is None and not has_where, f"{name}: out=/where= with a flattening axis")
+        lshape = x.shape[:bd] + x.shape[bd + 1:]
+        m = math.prod(lshape)
+        x = move_bdim_to_front(x, bd)
+        x = np.reshape(x, (-1, m) if m else (x.shape[0], 0))
+        call_axis, out_bdim = 1, 0
+        if kind == INDEX and keepdims:
+            kw["keepdims"] = False
+            post_shape = (1,) * nd
+
+    if out is not None:
+        o = np.moveaxis(o, ob, out_bdim) if ob != out_bdim else o
+        kw["out"] = (o,) if out_tuple else o
+    res = op(x, axis=call_axis, **kw)
+    if out is not None:
+        return out[0] if out_tuple and isinstance(out, tuple) else out
+    if post_shape is not None:
+        res = np.reshape(res, (-1,) + post_shape if res.shape[0] else (0,) + post_shape)
+    return wrap(res, out_bdim, level)
+
+
+def _reduction_handler(spec: tuple, entry, level, values, extra, extra_kw):
+    kind, array = spec
+    named = {p.name: v for p, v in zip(entry.binder.params, values)}
+    x, bd = unwrap(named.pop(array), level)
+    axis = named.pop("axis", None)
+    where = named.pop("where", NoValue)
+    out = named.pop("out", None)
+    kw = {k: v for k, v in named.items() if v is not NoValue}
+    kw.update(extra_kw)
+    return reduce_physical(entry.op, entry.name, kind, level, x, bd, axis, kw,
+                           where=where, out=out)
+
+
+def reduction(op: Any, kind: str = REDUCE, *, array: str = "a", replace: bool = False) -> Any:
+    """Register ``op`` as a reduction over its ``axis`` parameter (kinds: module docstring).
+
+    >>> import numpy as np, batchtensor as bt
+    >>> bt.boxed.reduction(np.nansum)                              # doctest: +SKIP
+    """
+    if kind not in (REDUCE, INDEX, SCAN):
+        raise ValueError(f"reduction kind must be 'reduce', 'index' or 'scan', got {kind!r}")
+    sig = inspect.signature(op)
+    kinds = {array: ARRAY}
+    for name in ("where", "out"):
+        if name in sig.parameters:
+            kinds[name] = ARRAY
+    binder = binder_from_signature(op, sig, kinds)
+    register(OpEntry(op, "boxed", partial(_reduction_handler, (kind, array)), binder,
+                     boxed_kind="reduction"), replace=replace)
+    return op

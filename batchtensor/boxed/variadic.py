@@ -1,0 +1,106 @@
+"""VARIADIC_BDIMS: ops that already accept leading batch dimensions.
+
+Generalised ufuncs (``matmul``, ``vecdot``, ``matvec``; SciPy's gufuncs) work on trailing *core*
+dimensions and broadcast the leading *loop* dimensions, so the batch axis goes to the front,
+batched operands are padded to the common loop rank, and the op runs once. Functions such as
+``np.linalg.inv`` are registered with ``variadic_bdims(op, core_ranks={"a": 2})``.
+"""
+
+from __future__ import annotations
+
+import inspect
+import re
+from functools import lru_cache, partial
+from typing import Any, Mapping, Sequence
+
+from ..dispatch import _RECORDERS, _record, scan_level, unwrap, wrap
+from ..registry import ARRAY, OpEntry, binder_from_signature, op_name, register
+from ..rules._helpers import logical_rank, move_bdim_to_front, pad_to_rank, require
+from .pointwise import call_bound, unbatched_out_error
+
+__all__ = ["variadic_bdims", "gufunc_call", "align_core", "parse_signature"]
+
+
+@lru_cache(maxsize=None)
+def parse_signature(signature: str) -> tuple[list, list]:
+    """``'(n?,k),(k,m?)->(n?,m?)'`` -> input and output core dims as ``[(name, optional)]``."""
+    ins, outs = signature.replace(" ", "").split("->")
+
+    def groups(s):
+        return [[(d.rstrip("?"), d.endswith("?")) for d in g.split(",") if d]
+                for g in re.findall(r"\(([^)]*)\)", s)]
+
+    return groups(ins), groups(outs)
+
+
+def align_core(vals: Sequence, bdims: Sequence, core_ranks: Sequence[int]) -> list:
+    """Batched values to the front, padded so that their loop dimensions broadcast."""
+    loop = max(logical_rank(v, b) - c for v, b, c in zip(vals, bdims, core_ranks))
+    out = []
+    for v, b, c in zip(vals, bdims, core_ranks):
+        out.append(v if b is None else pad_to_rank(move_bdim_to_front(v, b), loop + c))
+    return out
+
+
+def gufunc_call(ufunc, inputs: Sequence, kwargs: dict) -> Any:
+    """A generalised ufunc's ``__call__`` with batched operands."""
+    out = kwargs.get("out")
+    level = scan_level(out, scan_level(inputs))
+    if level is None:
+        return ufunc(*inputs, **kwargs)
+    if _RECORDERS:
+        _record(ufunc, "boxed")
+    name = op_name(ufunc)
+    require(not ({"axes", "axis", "keepdims"} & set(kwargs)),
+            f"{name}: axes=/axis=/keepdims= of a generalised ufunc")
+    core_in, _ = parse_signature(ufunc.signature)
+    pairs = [unwrap(x, level) for x in inputs]
+    for (v, b), dims in zip(pairs, core_in):
+        require(logical_rank(v, b) >= len(dims), f"{name}: operand with missing core dims")
+    vals = align_core([v for v, _ in pairs], [b for _, b in pairs], [len(d) for d in core_in])
+    kw = dict(kwargs)
+    if out is not None:
+        outs = out if isinstance(out, tuple) else (out,)
+        phys = []
+        for o in outs:
+            ov, ob = unwrap(o, level)
+            if ob is None:
+                raise unbatched_out_error(name)
+            phys.append(move_bdim_to_front(ov, ob))
+        kw["out"] = tuple(phys)
+        ufunc(*vals, **kw)
+        return outs[0] if ufunc.nout == 1 else outs
+    res = ufunc(*vals, **kw)
+    if ufunc.nout == 1:
+        return wrap(res, 0, level)
+    return tuple(wrap(r, 0, level) for r in res)
+
+
+def _variadic_handler(core_ranks: Mapping[str, int], entry, level, values, extra, extra_kw):
+    params = entry.binder.params
+    idx = [i for i, p in enumerate(params) if p.name in core_ranks and values[i] is not None]
+    pairs = [unwrap(values[i], level) for i in idx]
+    aligned = align_core([v for v, _ in pairs], [b for _, b in pairs],
+                         [core_ranks[params[i].name] for i in idx])
+    values = list(values)
+    for i, v in zip(idx, aligned):
+        values[i] = v
+    res = call_bound(entry.op, entry.binder, values, extra, extra_kw)
+    if isinstance(res, tuple):
+        items = [wrap(r, 0, level) for r in res]
+        return type(res)(*items) if hasattr(type(res), "_fields") else tuple(items)
+    return wrap(res, 0, level)
+
+
+def variadic_bdims(op: Any, core_ranks: Mapping[str, int], *, replace: bool = False) -> Any:
+    """Register ``op`` as accepting leading batch dims; ``core_ranks`` gives, per array
+    parameter, how many trailing dims one example's computation uses.
+
+    >>> import numpy as np, batchtensor as bt
+    >>> bt.boxed.variadic_bdims(np.linalg.inv, core_ranks={"a": 2})   # doctest: +SKIP
+    """
+    sig = inspect.signature(op)
+    binder = binder_from_signature(op, sig, {name: ARRAY for name in core_ranks})
+    register(OpEntry(op, "boxed", partial(_variadic_handler, dict(core_ranks)), binder,
+                     boxed_kind="variadic_bdims"), replace=replace)
+    return op

@@ -1,0 +1,349 @@
+"""Dispatch: one entry point per protocol; picks rule -> boxed -> decomposition -> loop.
+
+For a call of NumPy callable F with BatchedTensor arguments (DESIGN §4):
+1. the current level is the highest level among the BatchedTensor arguments; tensors of lower
+   levels are unbatched at it and dispatch again, at their own level, inside the physical call;
+2. the arguments of the current level are unwrapped into ``(value, bdim)``;
+3. the registry entry for F runs: a rule, a boxed kind or a decomposition; otherwise the
+   per-example loop;
+4. outputs are rewrapped at the current level.
+"""
+
+from __future__ import annotations
+
+from contextlib import contextmanager
+from typing import Any, Iterator
+
+import numpy as np
+
+from .errors import BatchingError, LoopFallback
+from .registry import ARRAY, ARRAYS, REGISTRY, op_name
+from .tensor import _SCALAR_TYPES, BatchedTensor, _new
+
+__all__ = ["function_call", "ufunc_call", "unwrap", "wrap", "wrap_result", "find_level",
+           "scan_level", "record_paths", "truth_value", "is_physical_type",
+           "register_physical_type"]
+
+# ---- physical types -----------------------------------------------------------------------------
+_PHYSICAL_TYPES: dict[type, bool] = {np.ndarray: True}
+
+
+def register_physical_type(t: type) -> None:
+    """Accept values of type ``t`` (CuPy arrays, the ONNX recorder's array) as physical arrays."""
+    _PHYSICAL_TYPES[t] = True
+
+
+def is_physical_type(t: type) -> bool:
+    ok = _PHYSICAL_TYPES.get(t)
+    if ok is None:
+        ok = (getattr(t, "__module__", "") or "").split(".")[0] == "cupy"
+        _PHYSICAL_TYPES[t] = ok
+    return ok
+
+
+# ---- path recording (the OpInfo sweep and the demo read it) -------------------------------------
+_RECORDERS: list = []
+
+
+@contextmanager
+def record_paths() -> Iterator[list]:
+    """Collect ``(op, path)`` for every dispatched call, path in rule/boxed/decomposition/loop.
+
+    >>> import numpy as np, batchtensor as bt
+    >>> from batchtensor.dispatch import record_paths
+    >>> with record_paths() as paths:
+    ...     _ = bt.vmap(np.sum)(np.ones((2, 3)))
+    >>> paths[0][1]
+    'boxed'
+    """
+    log: list = []
+    _RECORDERS.append(log)
+    try:
+        yield log
+    finally:
+        _RECORDERS.remove(log)
+
+
+def _record(op, path: str) -> None:
+    for log in _RECORDERS:
+        log.append((op, path))
+
+
+# ---- levels -------------------------------------------------------------------------------------
+def _higher(level, t: BatchedTensor):
+    lv = t._level
+    if not lv.alive:
+        lv.check_alive()
+    if level is None or lv.id > level.id:
+        return lv
+    return level
+
+
+def scan_level(obj: Any, level=None):
+    """The highest live level among the BatchedTensors anywhere in ``obj`` (lists, tuples,
+    dicts, slices), or ``level`` if none is higher."""
+    t = type(obj)
+    if t is BatchedTensor:
+        return _higher(level, obj)
+    if t is tuple or t is list:
+        for x in obj:
+            level = scan_level(x, level)
+    elif t is dict:
+        for x in obj.values():
+            level = scan_level(x, level)
+    elif t is slice:
+        for x in (obj.start, obj.stop, obj.step):
+            level = scan_level(x, level)
+    elif isinstance(obj, (tuple, list)):
+        for x in obj:
+            level = scan_level(x, level)
+    elif isinstance(obj, dict):
+        for x in obj.values():
+            level = scan_level(x, level)
+    return level
+
+
+def find_level(*values: Any):
+    return scan_level(values)
+
+
+def unwrap(x: Any, level) -> tuple[Any, int | None]:
+    """``(physical value, bdim)`` if ``x`` is batched at ``level``, else ``(x, None)``."""
+    if type(x) is BatchedTensor and x._level is level:
+        return x._value, x._bdim
+    return x, None
+
+
+def wrap(value: Any, bdim: int | None, level) -> Any:
+    if bdim is None:
+        return value
+    return _new(value, bdim, level)
+
+
+def wrap_result(res: Any, level) -> Any:
+    """Rewrap a rule's ``(out, bdim)`` or a container of such pairs."""
+    if type(res) is tuple and len(res) == 2 and (res[1] is None or type(res[1]) is int):
+        return wrap(res[0], res[1], level)
+    if isinstance(res, (tuple, list)):
+        items = [wrap_result(r, level) for r in res]
+        if hasattr(type(res), "_fields"):
+            return type(res)(*items)
+        return type(res)(items)
+    raise TypeError(
+        f"a batch rule must return (out, out_bdim) or a tuple/list of such pairs, got {res!r}"
+    )
+
+
+# ---- __array_function__ and methods -------------------------------------------------------------
+def function_call(op, args: tuple, kwargs: dict) -> Any:
+    """Dispatch a NumPy function call whose arguments contain BatchedTensors."""
+    level = scan_level(kwargs, scan_level(args))
+    if level is None:  # e.g. np.zeros(3, like=x): nothing batched reaches the op
+        return op(*args, **kwargs)
+    entry = REGISTRY.get(op)
+    if entry is None:
+        return _loop(op, args, kwargs, level)
+    kind = entry.kind
+    if kind == "decomposition":
+        if _RECORDERS:
+            _record(op, "decomposition")
+        return entry.fn(*args, **kwargs)
+    if entry.raw:
+        values = extra = extra_kw = None
+    else:
+        binder = entry.binder
+        values, extra, extra_kw = binder.bind(args, kwargs)
+        if _needs_loop(binder, binder.params, values, extra, extra_kw, level):
+            return _loop(op, args, kwargs, level)
+    if _RECORDERS:
+        _record(op, kind)
+    try:
+        if entry.raw:
+            return entry.fn(level, args, kwargs)
+        if kind == "boxed":
+            return entry.fn(entry, level, values, extra, extra_kw)
+        return wrap_result(_call_rule(entry, level, values, extra, extra_kw), level)
+    except LoopFallback:
+        if _RECORDERS:
+            _record(op, "loop")
+        return _loop(op, args, kwargs, level, record=False)
+
+
+def _needs_loop(binder, params, values, extra, extra_kw, level) -> bool:
+    """True if a value batched at ``level`` sits where the rule does not unwrap it.
+
+    (A batched ``repeats`` of np.repeat, a batched entry of ``pad_width``, an array argument
+    given as a list of batched values...) Only the per-example loop treats those correctly.
+    """
+    for p, v in zip(params, values):
+        kind = p.kind
+        if kind is ARRAY:
+            if type(v) is not BatchedTensor and scan_level(v) is level:
+                return True
+        elif kind is ARRAYS:
+            if isinstance(v, (list, tuple)):
+                for e in v:
+                    if type(e) is not BatchedTensor and scan_level(e) is level:
+                        return True
+            elif scan_level(v) is level:
+                return True
+        elif scan_level(v) is level:
+            return True
+    if extra:
+        for e in extra:
+            if (binder.varargs_kind is not ARRAYS or type(e) is not BatchedTensor) \
+                    and scan_level(e) is level:
+                return True
+    for v in extra_kw.values():
+        if scan_level(v) is level:
+            return True
+    return False
+
+
+def _call_rule(entry, level, values, extra, extra_kw):
+    params = entry.binder.params
+    call: list = []
+    kw: dict = {}
+    for p, v in zip(params, values):
+        if p.kind is ARRAY:
+            val, bd = unwrap(v, level)
+            if p.positional:
+                call.append(val)
+                call.append(bd)
+            else:
+                kw[p.name] = val
+                kw[p.name + "_bdim"] = bd
+        elif p.kind is ARRAYS:
+            if isinstance(v, (list, tuple)):
+                pairs = [unwrap(e, level) for e in v]
+                vals = [a for a, _ in pairs]
+                bds = [b for _, b in pairs]
+            else:
+                vals, bds = v, None
+            if p.positional:
+                call.append(vals)
+                call.append(bds)
+            else:
+                kw[p.name] = vals
+                kw[p.name + "_bdims"] = bds
+        elif p.positional:
+            call.append(v)
+        else:
+            kw[p.name] = v
+    binder = entry.binder
+    if binder.varargs is not None:
+        if binder.varargs_kind is ARRAYS:
+            pairs = [unwrap(e, level) for e in extra]
+            call.extend(a for a, _ in pairs)
+            kw[binder.varargs + "_bdims"] = [b for _, b in pairs]
+        else:
+            call.extend(extra)
+    if extra_kw:
+        kw.update(extra_kw)
+    return entry.fn(*call, **kw)
+
+
+def _loop(op, args, kwargs, level, record: bool = True):
+    from .boxed.loop import loop_call  # noqa: PLC0415  (loop imports this module)
+
+    if record and _RECORDERS:
+        _record(op, "loop")
+    return loop_call(op, args, kwargs, level)
+
+
+# ---- __array_ufunc__ ----------------------------------------------------------------------------
+def ufunc_call(ufunc, method: str, inputs: tuple, kwargs: dict) -> Any:
+    """Dispatch ``ufunc.method(*inputs, **kwargs)`` whose operands contain BatchedTensors."""
+    for x in inputs:
+        t = type(x)
+        if t is not BatchedTensor and t not in _SCALAR_TYPES and hasattr(t, "__array_ufunc__") \
+                and not is_physical_type(t) and not isinstance(x, np.generic):
+            return NotImplemented
+    if method == "__call__" and ufunc.signature is None:
+        if not kwargs:
+            # Hot path: one level, batch axes aligned, nothing to move or pad.
+            if len(inputs) == 1:
+                x = inputs[0]
+                if type(x) is BatchedTensor:
+                    lv = x._level
+                    if not lv.alive:
+                        lv.check_alive()
+                    if _RECORDERS:
+                        _record(ufunc, "boxed")
+                    res = ufunc(x._value)
+                    if ufunc.nout == 1:
+                        return _new(res, x._bdim, lv)
+                    return tuple(_new(r, x._bdim, lv) for r in res)
+            elif len(inputs) == 2 and ufunc.nout == 1:
+                a, b = inputs
+                ta, tb = type(a), type(b)
+                if ta is BatchedTensor:
+                    if tb is BatchedTensor:
+                        if a._level is b._level and a._bdim == b._bdim \
+                                and a._value.ndim == b._value.ndim and a._level.alive:
+                            if _RECORDERS:
+                                _record(ufunc, "boxed")
+                            return _new(ufunc(a._value, b._value), a._bdim, a._level)
+                    elif tb in _SCALAR_TYPES and a._level.alive:
+                        if _RECORDERS:
+                            _record(ufunc, "boxed")
+                        return _new(ufunc(a._value, b), a._bdim, a._level)
+                elif tb is BatchedTensor and ta in _SCALAR_TYPES and b._level.alive:
+                    if _RECORDERS:
+                        _record(ufunc, "boxed")
+                    return _new(ufunc(a, b._value), b._bdim, b._level)
+        from .boxed.pointwise import ufunc_pointwise  # noqa: PLC0415
+
+        entry = REGISTRY.get(ufunc)
+        if entry is not None:
+            return function_call(ufunc, inputs, kwargs)
+        handler = ufunc_pointwise
+    elif method == "__call__":
+        entry = REGISTRY.get(ufunc)
+        if entry is not None:
+            return function_call(ufunc, inputs, kwargs)
+        from .boxed.variadic import gufunc_call as handler  # noqa: PLC0415
+    else:
+        from .rules.ufunc_methods import UFUNC_METHODS  # noqa: PLC0415
+
+        handler = UFUNC_METHODS[method]
+    try:
+        return handler(ufunc, inputs, kwargs)
+    except LoopFallback:
+        op = getattr(ufunc, method) if method != "__call__" else ufunc
+        level = scan_level(kwargs, scan_level(inputs))
+        if _RECORDERS:
+            _record(op, "loop")
+        return _loop(op, inputs, kwargs, level, record=False)
+
+
+# ---- bool() -------------------------------------------------------------------------------------
+def truth_value(x: BatchedTensor) -> bool:
+    """``bool(x)``: the examples' common truth value; an error if they disagree."""
+    x._level.check_alive()
+    shape = x.shape
+    if x.size != 1:
+        # Let NumPy raise its own error for this logical shape (size 0 or > 1).
+        return bool(np.broadcast_to(np.zeros((), dtype=x.dtype), shape))
+    n = x.batch_size
+    if n == 0:
+        raise BatchingError(
+            "bool() of a batched value with batch size 0: there is no example to take the "
+            "truth value from. Avoid Python control flow on batched values (use np.where)."
+        )
+    value = x._value
+    all_true = bool(np.all(value))
+    if all_true:
+        return True
+    if not bool(np.any(value)):
+        return False
+    raise BatchingError(
+        "data-dependent control flow: bool() of a batched value is True for some examples and "
+        "False for others, so a Python `if`/`while` on it would take different branches per "
+        "example. Compute both branches and select with np.where(cond, a, b), or pass "
+        "control_flow='loop' to bt.vmap to rerun the function per example."
+    )
+
+
+def describe_op(op) -> str:
+    return op_name(op)

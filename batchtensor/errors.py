@@ -1,0 +1,31 @@
+"""Exceptions and warnings raised by batchtensor."""
+
+from __future__ import annotations
+
+
+class PerformanceWarning(UserWarning):
+    """An op ran through the slow per-example loop because it has no batch rule."""
+
+
+class BatchingError(RuntimeError):
+    """An op cannot be batched without changing its per-example result.
+
+    Raised for data-dependent output shapes, disagreeing control flow, writes of batched values
+    into unbatched arrays, and for ops that need the loop fallback while it is disabled.
+    """
+
+
+class EscapedBatchedTensorError(BatchingError):
+    """A BatchedTensor was used after the vmap level it belongs to had closed."""
+
+
+class LoopFallback(Exception):
+    """Raised inside a batch rule to hand this particular call to the per-example loop.
+
+    Rules use it for rare argument combinations they do not vectorise (the loop is slow but
+    right); it never reaches the user.
+    """
+
+    def __init__(self, reason: str):
+        super().__init__(reason)
+        self.reason = reason

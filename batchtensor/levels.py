@@ -1,0 +1,135 @@
+"""vmap levels: a thread-local stack of ``Level`` objects with unique, increasing ids."""
+
+from __future__ import annotations
+
+import itertools
+import threading
+from contextlib import contextmanager
+from typing import Any, Iterator
+
+import numpy as np
+
+from .errors import BatchingError, EscapedBatchedTensorError
+
+__all__ = ["Level", "vmap_level", "current_level", "active_levels"]
+
+_ids = itertools.count(1)  # itertools.count is atomic under the GIL: ids are unique across threads
+_state = threading.local()
+
+_RANDOMNESS = ("error", "different", "same")
+
+
+def _stack() -> list:
+    try:
+        return _state.stack
+    except AttributeError:
+        _state.stack = []
+        return _state.stack
+
+
+class Level:
+    """One vmap level: its id (higher = inner), batch size and randomness mode.
+
+    A level is *alive* while its ``vmap_level()`` block (or ``vmap`` call) runs; a BatchedTensor
+    of a closed level raises an "escaped its vmap level" error when used.
+    """
+
+    __slots__ = ("id", "size", "alive", "randomness", "__weakref__")
+
+    def __init__(self, size: int | None = None, randomness: str = "error"):
+        if randomness not in _RANDOMNESS:
+            raise ValueError(
+                f"vmap: randomness must be one of {_RANDOMNESS}, got {randomness!r}"
+            )
+        self.id = next(_ids)
+        self.size = size
+        self.alive = True
+        self.randomness = randomness
+
+    def __repr__(self) -> str:
+        state = "alive" if self.alive else "closed"
+        return f"Level(id={self.id}, size={self.size}, {state})"
+
+    def check_alive(self) -> None:
+        if not self.alive:
+            raise EscapedBatchedTensorError(
+                f"a BatchedTensor of vmap level {self.id} was used after that level closed: it "
+                f"escaped its vmap level (returned through a global, a closure, a list kept "
+                f"outside, ...). Return it from the vmapped function instead, so vmap unwraps it."
+            )
+
+    def set_size(self, size: int, what: str) -> None:
+        if self.size is None:
+            self.size = size
+        elif self.size != size:
+            raise ValueError(
+                f"{what} has batch size {size} but vmap level {self.id} has batch size "
+                f"{self.size}; every value batched at one level must have the same batch size"
+            )
+
+    def unwrap(self, tree: Any, out_axes: Any = 0) -> Any:
+        """Turn every BatchedTensor of this level in ``tree`` back into a plain array.
+
+        The batch axis goes to ``out_axes`` (an int, or a pytree prefix of ``tree``). Leaves not
+        batched at this level are broadcast along a new axis of this level's size (a view).
+
+        >>> import numpy as np, batchtensor as bt
+        >>> with bt.vmap_level() as level:
+        ...     y = np.sin(bt.BatchedTensor(np.zeros((4, 3)), bdim=0)) + 1
+        ...     level.unwrap(y, out_axes=1).shape
+        (3, 4)
+        """
+        from .api import unwrap_outputs  # noqa: PLC0415  (api imports this module)
+
+        return unwrap_outputs(self, tree, out_axes, what="out_axes")
+
+
+def active_levels() -> tuple:
+    return tuple(_stack())
+
+
+def current_level() -> Level | None:
+    """The innermost active level of this thread, or None."""
+    stack = _stack()
+    return stack[-1] if stack else None
+
+
+@contextmanager
+def vmap_level(size: int | None = None, *, randomness: str = "error") -> Iterator[Level]:
+    """Open a vmap level by hand (functorch's manual form).
+
+    Inside the block, ``bt.BatchedTensor(x, bdim=...)`` wraps arrays at this level; the level's
+    batch size is fixed by the first one wrapped unless ``size`` is given. ``level.unwrap(y)``
+    gives plain arrays back. The level closes when the block ends, also on an exception.
+
+    >>> import numpy as np, batchtensor as bt
+    >>> xs = np.arange(6.0).reshape(3, 2)
+    >>> with bt.vmap_level() as level:
+    ...     total = bt.BatchedTensor(xs, bdim=0).sum()
+    ...     level.unwrap(total)
+    array([1., 5., 9.])
+    """
+    if size is not None:
+        size = int(size)
+        if size < 0:
+            raise ValueError(f"vmap_level: size must be >= 0, got {size}")
+    level = Level(size, randomness)
+    stack = _stack()
+    stack.append(level)
+    try:
+        yield level
+    finally:
+        level.alive = False
+        # Remove this level even if inner levels were left open by a generator or an error.
+        if level in stack:
+            del stack[stack.index(level):]
+
+
+def check_size_known(level: Level, op: str) -> int:
+    if level.size is None:
+        raise BatchingError(f"{op}: vmap level {level.id} has no batch size yet")
+    return level.size
+
+
+def as_batch_size(n: Any) -> int:
+    return int(np.int64(n))

@@ -1,0 +1,166 @@
+"""Minimal pytrees: tuples, lists, dicts and namedtuples are nodes, everything else is a leaf.
+
+``None`` inside a *value* tree is an empty node (it has no leaves), as in JAX; inside an axis
+spec (``in_axes`` / ``out_axes``) ``None`` is a leaf meaning "not mapped".
+"""
+
+from __future__ import annotations
+
+from typing import Any, Callable
+
+__all__ = ["flatten", "unflatten", "broadcast_prefix", "tree_map", "is_namedtuple", "keystr"]
+
+
+def is_namedtuple(x: Any) -> bool:
+    return isinstance(x, tuple) and hasattr(type(x), "_fields")
+
+
+def _children(x: Any):
+    """(keys, children, rebuild) for a node, or None for a leaf."""
+    t = type(x)
+    if t is tuple or t is list:
+        return range(len(x)), list(x), (lambda cs, t=t: t(cs))
+    if t is dict:
+        keys = list(x)
+        return keys, [x[k] for k in keys], (lambda cs, keys=keys: dict(zip(keys, cs)))
+    if is_namedtuple(x):
+        return x._fields, list(x), (lambda cs, t=t: t(*cs))
+    if isinstance(x, dict):  # OrderedDict, defaultdict: keep the type where it can be rebuilt
+        keys = list(x)
+        return keys, [x[k] for k in keys], (lambda cs, keys=keys, t=t: t(zip(keys, cs)))
+    return None
+
+
+class TreeDef:
+    __slots__ = ("kind", "rebuild", "keys", "children", "num_leaves")
+
+    def __init__(self, kind, rebuild=None, keys=(), children=()):
+        self.kind = kind  # "leaf", "none" or "node"
+        self.rebuild = rebuild
+        self.keys = keys
+        self.children = children
+        self.num_leaves = (
+            1 if kind == "leaf" else 0 if kind == "none" else sum(c.num_leaves for c in children)
+        )
+
+
+_LEAF = TreeDef("leaf")
+_NONE = TreeDef("none")
+
+
+def flatten(tree: Any) -> tuple[list, TreeDef]:
+    """Flatten a value tree into its leaves (``None`` counts as an empty node)."""
+    leaves: list = []
+
+    def rec(x):
+        if x is None:
+            return _NONE
+        ch = _children(x)
+        if ch is None:
+            leaves.append(x)
+            return _LEAF
+        keys, children, rebuild = ch
+        return TreeDef("node", rebuild, list(keys), [rec(c) for c in children])
+
+    return leaves, rec(tree)
+
+
+def unflatten(treedef: TreeDef, leaves: list) -> Any:
+    it = iter(leaves)
+
+    def rec(td):
+        if td.kind == "leaf":
+            return next(it)
+        if td.kind == "none":
+            return None
+        return td.rebuild([rec(c) for c in td.children])
+
+    return rec(treedef)
+
+
+def tree_map(fn: Callable[[Any], Any], tree: Any) -> Any:
+    leaves, td = flatten(tree)
+    return unflatten(td, [fn(x) for x in leaves])
+
+
+def keystr(path: tuple) -> str:
+    return "".join(f"[{k!r}]" for k in path)
+
+
+def broadcast_prefix(prefix: Any, tree: Any, what: str, root: str) -> list:
+    """Expand the axis spec ``prefix`` to one entry per leaf of ``tree``.
+
+    ``prefix`` must be a tree prefix of ``tree`` whose leaves are ints or None. Mismatches raise
+    a ValueError naming the path, e.g. ``in_axes[1]['w']``.
+    """
+    out: list = []
+
+    def leaf_ok(p, path):
+        if p is None or (isinstance(p, int) and not isinstance(p, bool)):
+            return True
+        raise ValueError(
+            f"vmap: {what}{keystr(path)} must be an int, None, or a (nested) tuple/list/dict of "
+            f"those, but got {p!r} of type {type(p).__name__}"
+        )
+
+    def rec(p, x, path):
+        if p is None or (isinstance(p, int) and not isinstance(p, bool)):
+            n = flatten(x)[1].num_leaves
+            out.extend([p] * n)
+            return
+        pch = _children(p)
+        if pch is None:
+            leaf_ok(p, path)
+        if x is None:
+            return
+        xch = _children(x)
+        pkeys, pchildren, _ = pch
+        if xch is None:
+            raise ValueError(
+                f"vmap: {what}{keystr(path)} is a {type(p).__name__} but {root}{keystr(path)} "
+                f"is a leaf of type {type(x).__name__}; {what} must be a tree prefix of the "
+                f"{root.split('[')[0] or 'arguments'}"
+            )
+        xkeys, xchildren, _ = xch
+        if type(p) is dict or isinstance(p, dict):
+            if not isinstance(x, dict) or set(p) != set(x):
+                raise ValueError(
+                    f"vmap: {what}{keystr(path)} has keys {sorted(map(str, p))} but "
+                    f"{root}{keystr(path)} has "
+                    + (f"keys {sorted(map(str, x))}" if isinstance(x, dict)
+                       else f"type {type(x).__name__}")
+                )
+            for k, c in zip(xkeys, xchildren):
+                rec(p[k], c, path + (k,))
+            return
+        if isinstance(x, dict) or len(pchildren) != len(xchildren):
+            raise ValueError(
+                f"vmap: {what}{keystr(path)} is a {type(p).__name__} of length {len(pchildren)} "
+                f"but {root}{keystr(path)} is a {type(x).__name__}"
+                + ("" if isinstance(x, dict) else f" of length {len(xchildren)}")
+                + f"; {what} must be a tree prefix of it"
+            )
+        for k, pc, xc in zip(xkeys, pchildren, xchildren):
+            rec(pc, xc, path + (k,))
+
+    rec(prefix, tree, ())
+    return out
+
+
+def leaf_paths(tree: Any) -> list[tuple]:
+    """The key path of every leaf of ``tree``, in flatten order."""
+    paths: list = []
+
+    def rec(x, path):
+        if x is None:
+            return
+        ch = _children(x)
+        if ch is None:
+            paths.append(path)
+            return
+        keys, children, _ = ch
+        for k, c in zip(keys, children):
+            rec(c, path + (k,))
+
+    rec(tree, ())
+    return paths

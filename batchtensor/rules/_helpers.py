@@ -1,0 +1,154 @@
+"""Small shared helpers for batch rules (functorch's BatchRulesHelper, in NumPy).
+
+Conventions: ``x`` is a physical value, ``bdim`` its batch axis or None (unbatched). Logical
+axes are the per-example axes; ``physical_axis`` maps one to the physical value. The batch size
+is read from a batched value's shape (``x.shape[bdim]``), never from elsewhere, so that a
+recording backend can keep it symbolic.
+"""
+
+from __future__ import annotations
+
+from typing import Any, Sequence
+
+import numpy as np
+from numpy.lib.array_utils import normalize_axis_index, normalize_axis_tuple
+
+from ..errors import LoopFallback
+
+NoValue = np._NoValue
+
+__all__ = ["NoValue", "given", "truthy", "move_bdim_to_front", "logical_rank", "wrap_axis",
+           "wrap_axes", "physical_axis", "ensure_bdim", "pad_to_rank", "batch_size_of",
+           "align_front", "align_pointwise", "logical_shape", "ndim_of", "dry_run",
+           "LoopFallback", "is_batched"]
+
+
+def given(v: Any) -> bool:
+    """Was an optional argument given (not None and not NumPy's ``_NoValue``)?"""
+    return v is not None and v is not NoValue
+
+
+def truthy(v: Any) -> bool:
+    return v is not NoValue and bool(v)
+
+
+def is_batched(bdim: int | None) -> bool:
+    return bdim is not None
+
+
+def ndim_of(x: Any) -> int:
+    n = getattr(x, "ndim", None)
+    return np.ndim(x) if n is None else n
+
+
+def logical_rank(x: Any, bdim: int | None) -> int:
+    """Rank of one example of ``x``."""
+    return ndim_of(x) - (bdim is not None)
+
+
+def logical_shape(x: Any, bdim: int | None) -> tuple:
+    s = tuple(np.shape(x))
+    if bdim is None:
+        return s
+    return s[:bdim] + s[bdim + 1:]
+
+
+def wrap_axis(axis: Any, ndim: int) -> int:
+    """Normalise a logical axis (negative allowed); AxisError as NumPy raises it."""
+    return normalize_axis_index(axis, ndim)
+
+
+def wrap_axes(axis: Any, ndim: int, argname: str = "axis") -> tuple:
+    """Normalise an int or a tuple of logical axes; duplicates raise as in NumPy."""
+    return normalize_axis_tuple(axis, ndim, argname)
+
+
+def physical_axis(axis: int, bdim: int | None) -> int:
+    """The physical position of normalised logical ``axis`` when the batch axis is ``bdim``."""
+    if bdim is None:
+        return axis
+    return axis + (axis >= bdim)
+
+
+def move_bdim_to_front(x: Any, bdim: int | None) -> Any:
+    """A view of ``x`` with its batch axis first (no-op if unbatched or already first)."""
+    if bdim is None or bdim == 0:
+        return x
+    return np.moveaxis(x, bdim, 0)
+
+
+def batch_size_of(vals: Sequence, bdims: Sequence) -> int:
+    for v, b in zip(vals, bdims):
+        if b is not None:
+            return v.shape[b]
+    raise ValueError("no batched value")
+
+
+def ensure_bdim(x: Any, bdim: int | None, size: int) -> Any:
+    """``x`` with a batch axis first: moved if batched, broadcast (a view, no copy) if not."""
+    if bdim is not None:
+        return move_bdim_to_front(x, bdim)
+    x = x if hasattr(x, "ndim") else np.asarray(x)
+    return np.broadcast_to(np.expand_dims(x, 0), (size,) + tuple(x.shape))
+
+
+def pad_to_rank(x: Any, rank: int) -> Any:
+    """Insert size-1 axes after the (front) batch axis until the logical rank is ``rank``.
+
+    Makes a batched value broadcast right-aligned like the example it stands for.
+    """
+    missing = rank - (x.ndim - 1)
+    if missing <= 0:
+        return x
+    return np.expand_dims(x, tuple(range(1, 1 + missing)))
+
+
+def align_front(vals: Sequence, bdims: Sequence, rank: int | None = None) -> list:
+    """Batched values to the front and, if ``rank`` is given, padded to that logical rank;
+    unbatched values untouched (they broadcast right-aligned)."""
+    out = []
+    for v, b in zip(vals, bdims):
+        if b is None:
+            out.append(v)
+        else:
+            v = move_bdim_to_front(v, b)
+            out.append(v if rank is None else pad_to_rank(v, rank))
+    return out
+
+
+def align_pointwise(vals: Sequence, bdims: Sequence) -> tuple[list, int]:
+    """Align values for an elementwise op under NumPy's right-aligned broadcasting.
+
+    Returns ``(values, out_bdim)``. When every batched value has the same bdim and full rank
+    and the unbatched ones are scalars, nothing moves and the batch axis stays where it is.
+    """
+    rank = 0
+    common = -1
+    for v, b in zip(vals, bdims):
+        nd = ndim_of(v)
+        if b is None:
+            if nd:
+                common = None
+            rank = max(rank, nd)
+        else:
+            rank = max(rank, nd - 1)
+            if common == -1:
+                common = (b, nd)
+            elif common != (b, nd):
+                common = None
+    if common not in (None, -1) and common[1] == rank + 1:
+        return list(vals), common[0]
+    return align_front(vals, bdims, rank), 0
+
+
+def dry_run(fn, shape: tuple, example_dtype, /, *args, **kwargs) -> Any:
+    """Run ``fn`` on a small NumPy example of the given logical shape, to let NumPy validate
+    arguments (and raise its own error) in edge cases a rule does not translate."""
+    example = np.zeros(shape, dtype=example_dtype)
+    return fn(example, *args, **kwargs)
+
+
+def require(cond: bool, reason: str) -> None:
+    """Hand the call to the per-example loop when ``cond`` is false."""
+    if not cond:
+        raise LoopFallback(reason)

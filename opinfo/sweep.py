@@ -1,0 +1,440 @@
+"""The exhaustive sweep (DESIGN §5): every sample of every OpInfo, under many vmap variants,
+compared with the per-example loop.
+
+For each sample the sweep draws distinct examples (one ``sample_inputs`` call per example, with
+its own seed), then runs:
+
+- in_axes combinations over the array arguments from {None, 0, last, a middle axis} (capped per
+  sample, always including all-0, all-last and each argument unbatched), at batch sizes 1 and 4;
+- a non-contiguous physical layout (a strided view);
+- a nested two-level vmap (each argument batched at both levels, or only at the outer level),
+  and an inner vmap under an outer level that batches nothing (``axis_size``);
+- a chunked run (``chunk_size=3`` over 4 examples).
+
+The reference is the loop: ``op`` per example, stacked. vmap must give the same shapes, dtypes
+and values (NaN where NaN), or raise an exception of the same type where the loop raises. Ops
+whose expected path is not "loop" run with ``bt.config.fallback = "error"``, and the path
+that served the op is recorded and checked.
+"""
+
+from __future__ import annotations
+
+import copy
+import hashlib
+import itertools
+import traceback
+import warnings
+from dataclasses import dataclass, field
+from typing import Any
+
+import numpy as np
+
+import batchtensor as bt
+from batchtensor.dispatch import record_paths
+from batchtensor.pytree import flatten, unflatten
+
+from .core import OpInfo, SampleInput
+
+BATCH_SIZES = (1, 4)
+N_EXAMPLES = 6  # enough for the nested 2 x 3 run
+MAX_COMBOS = 8
+
+
+class SweepFailure(AssertionError):
+    pass
+
+
+@dataclass
+class SweepResult:
+    opinfo: OpInfo
+    dtype: Any
+    samples: int = 0
+    runs: int = 0
+    paths: set = field(default_factory=set)
+    failures: list = field(default_factory=list)
+
+    @property
+    def ok(self) -> bool:
+        return not self.failures
+
+
+# ---- examples -----------------------------------------------------------------------------------
+def _is_array(x) -> bool:
+    return isinstance(x, np.ndarray)
+
+
+def _structure(sample: SampleInput):
+    leaves, td = flatten((sample.args, sample.kwargs))
+    return leaves, td
+
+
+def draw_examples(info: OpInfo, dtype, n: int = N_EXAMPLES) -> list[list[SampleInput]]:
+    """``n`` independent draws of the op's samples: result[k][i] is example i of sample k."""
+    base = int(hashlib.sha256(f"{info.name}:{np.dtype(dtype)}".encode()).hexdigest()[:8], 16)
+    draws = [info.samples(np.random.default_rng(base + i), dtype) for i in range(n)]
+    counts = {len(d) for d in draws}
+    if len(counts) != 1:
+        raise SweepFailure(f"{info.name}: sample_inputs yields {sorted(counts)} samples for "
+                           f"different seeds; it must yield the same structure for every rng")
+    return [[d[k] for d in draws] for k in range(len(draws[0]))]
+
+
+def check_structure(info: OpInfo, examples: list[SampleInput]) -> list[int]:
+    """Same structure in every example; returns the indices of the array leaves."""
+    leaves0, td0 = _structure(examples[0])
+    arrays = [j for j, x in enumerate(leaves0) if _is_array(x)]
+    for i, ex in enumerate(examples[1:], 1):
+        leaves, _ = _structure(ex)
+        if len(leaves) != len(leaves0):
+            raise SweepFailure(f"{info.name} {examples[0]!r}: example {i} has another structure")
+        for j, (a, b) in enumerate(zip(leaves0, leaves)):
+            if _is_array(a):
+                if not _is_array(b) or a.shape != b.shape or a.dtype != b.dtype:
+                    raise SweepFailure(
+                        f"{info.name} {examples[0]!r}: array argument {j} differs in shape/dtype "
+                        f"between examples ({a.shape}/{a.dtype} vs {getattr(b, 'shape', b)})")
+            elif not _same_static(a, b):
+                raise SweepFailure(
+                    f"{info.name} {examples[0]!r}: non-array argument {j} differs between "
+                    f"examples ({a!r} vs {b!r}); only arrays may depend on the rng")
+    return arrays
+
+
+def _same_static(a, b) -> bool:
+    if type(a) is not type(b):
+        return False
+    try:
+        return bool(a == b) if not isinstance(a, float) or a == a else b != b
+    except Exception:  # noqa: BLE001
+        return a is b
+
+
+def examples_differ(examples: list[SampleInput], arrays: list[int]) -> bool:
+    """Whether the examples are not all copies of one (vacuous if every array is empty)."""
+    l0, _ = _structure(examples[0])
+    if all(l0[j].size == 0 for j in arrays):
+        return True
+    for ex in examples[1:]:
+        li, _ = _structure(ex)
+        if any(not np.array_equal(l0[j], li[j], equal_nan=True) for j in arrays):
+            return True
+    return False
+
+
+# ---- in_axes combinations -----------------------------------------------------------------------
+def axis_choices(ndim: int) -> list:
+    """None, 0, last and a middle position for the batch axis of a ``ndim``-d example."""
+    choices = [None, 0]
+    if ndim >= 1:
+        choices.append(ndim)
+    if ndim >= 2:
+        choices.append(ndim // 2 if ndim // 2 not in (0, ndim) else 1)
+    return list(dict.fromkeys(choices))
+
+
+def in_axes_combos(ndims: list[int], rng: np.random.Generator, cap: int = MAX_COMBOS) -> list:
+    n = len(ndims)
+    per = [axis_choices(d) for d in ndims]
+    must = [tuple(0 for _ in ndims), tuple(d for d in ndims)]
+    if n > 1:
+        for j in range(n):
+            must.append(tuple(None if k == j else 0 for k in range(n)))
+            must.append(tuple(0 if k == j else None for k in range(n)))
+    total = 1
+    for p in per:
+        total *= len(p)
+    if total <= 4 * cap:
+        pool = list(itertools.product(*per))
+    else:
+        pool = [tuple(p[rng.integers(len(p))] for p in per) for _ in range(4 * cap)]
+    combos = list(dict.fromkeys(c for c in must + [pool[i] for i in rng.permutation(len(pool))]
+                                if any(a is not None for a in c)))
+    return combos[:cap] if len(combos) > cap else combos
+
+
+# ---- running ------------------------------------------------------------------------------------
+def _noncontiguous(a: np.ndarray) -> np.ndarray:
+    if a.ndim == 0:
+        return a
+    b = np.empty(a.shape[:-1] + (2 * a.shape[-1],), a.dtype)
+    b[..., ::2] = a
+    return b[..., ::2]
+
+
+def _call(info: OpInfo, td, leaves):
+    args, kwargs = unflatten(td, leaves)
+    return info.op(*args, **kwargs)
+
+
+def _reference(info, td, example_leaves: list[list], axes) -> tuple[Any, Exception | None, list]:
+    """The loop: returns (stacked outputs, exception, per-example leaves after the call)."""
+    outs, after = [], []
+    for leaves in example_leaves:
+        leaves = [np.array(x, copy=True) if _is_array(x) else copy.deepcopy(x) for x in leaves]
+        try:
+            with warnings.catch_warnings():
+                warnings.simplefilter("ignore")
+                outs.append(_call(info, td, leaves))
+        except Exception as e:  # noqa: BLE001  (the loop's exception is the expectation)
+            return None, e, []
+        after.append(leaves)
+    return outs, None, after
+
+
+def _stack_outputs(outs: list, axis_levels: int = 1):
+    leaves0, td = flatten(outs[0])
+    cols = [flatten(o)[0] for o in outs]
+    stacked = []
+    for j, x in enumerate(leaves0):
+        items = [c[j] for c in cols]
+        if x is None:
+            stacked.append(None)
+        elif isinstance(x, (np.ndarray, np.generic, int, float, complex, bool)):
+            stacked.append(np.stack([np.asarray(i) for i in items]))
+        else:
+            stacked.append(x)
+    return unflatten(td, stacked)
+
+
+def compare(info: OpInfo, dtype, got, want, where: str) -> None:
+    gl, gtd = flatten(got)
+    wl, wtd = flatten(want)
+    if len(gl) != len(wl):
+        raise SweepFailure(f"{where}: vmap returned {len(gl)} outputs, the loop {len(wl)}")
+    rtol, atol = info.tolerances(dtype)
+    for k, (g, w) in enumerate(zip(gl, wl)):
+        if w is None or not isinstance(w, np.ndarray):
+            if not (g is w or g == w):
+                raise SweepFailure(f"{where}: output {k}: vmap gave {g!r}, the loop {w!r}")
+            continue
+        if not isinstance(g, np.ndarray):
+            raise SweepFailure(f"{where}: output {k} is a {type(g).__name__}, not an ndarray")
+        if g.shape != w.shape:
+            raise SweepFailure(f"{where}: output {k} has shape {g.shape}, the loop {w.shape}")
+        if g.dtype != w.dtype:
+            raise SweepFailure(f"{where}: output {k} has dtype {g.dtype}, the loop {w.dtype}")
+        if not info.check_values:
+            continue
+        if w.dtype.kind in "fc":
+            try:
+                np.testing.assert_allclose(g, w, rtol=rtol, atol=atol, equal_nan=True)
+            except AssertionError as e:
+                raise SweepFailure(f"{where}: output {k} differs from the loop:{e}") from None
+            if not np.array_equal(np.isnan(g), np.isnan(w)):
+                raise SweepFailure(f"{where}: output {k} has NaN in other places than the loop")
+        elif not np.array_equal(g, w):
+            bad = np.argwhere(g != w)[:3].tolist() if g.shape else []
+            raise SweepFailure(f"{where}: output {k} differs from the loop (exact dtype "
+                               f"{w.dtype}) at {bad}: got {g.ravel()[:8]}, want {w.ravel()[:8]}")
+
+
+class _Run:
+    """One vmap execution with the fallback mode and path recording of the sweep."""
+
+    def __init__(self, info: OpInfo, sample: SampleInput):
+        self.loop_expected = info.path == "loop" or sample.loop_reason is not None
+        self.paths: list = []
+
+    def __call__(self, fn):
+        old = bt.config.fallback
+        bt.config.fallback = "silent" if self.loop_expected else "error"
+        try:
+            with record_paths() as log, warnings.catch_warnings():
+                warnings.simplefilter("ignore")
+                try:
+                    return fn(), None
+                except Exception as e:  # noqa: BLE001
+                    return None, e
+                finally:
+                    self.paths.extend(log)
+        finally:
+            bt.config.fallback = old
+
+
+def _expect_error(where, got_exc, ref_exc, got):
+    if got_exc is None:
+        raise SweepFailure(f"{where}: the loop raises {type(ref_exc).__name__}({ref_exc}) but "
+                           f"vmap returned {flatten(got)[0][:1]}")
+    if not isinstance(got_exc, type(ref_exc)):
+        raise SweepFailure(f"{where}: the loop raises {type(ref_exc).__name__}({ref_exc}) but "
+                           f"vmap raised {type(got_exc).__name__}({got_exc})")
+
+
+def _fail_exc(where, exc):
+    tb = "".join(traceback.format_exception(type(exc), exc, exc.__traceback__)[-6:])
+    raise SweepFailure(f"{where}: vmap raised {type(exc).__name__}: {exc}\n{tb}") from None
+
+
+def run_variant(info, dtype, examples, arrays, td, axes, batch, *, noncontig=False,
+                chunk=None, where="") -> list:
+    """vmap over ``batch`` examples with ``axes`` per array leaf; compare with the loop."""
+    sample = examples[0]
+    ex_leaves = [_structure(e)[0] for e in examples[:batch]]
+    mapped = []
+    for j, ax in zip(arrays, axes):
+        if ax is None:
+            mapped.append(np.array(ex_leaves[0][j], copy=True))
+        else:
+            a = np.stack([ex_leaves[i][j] for i in range(batch)], axis=ax)
+            mapped.append(_noncontiguous(a) if noncontig else a)
+    ref_leaves = []
+    for i in range(batch):
+        leaves = list(ex_leaves[0])
+        for j, ax in zip(arrays, axes):
+            leaves[j] = ex_leaves[i if ax is not None else 0][j]
+        ref_leaves.append(leaves)
+    want, ref_exc, after = _reference(info, td, ref_leaves, axes)
+    static = list(ex_leaves[0])
+
+    def fn(*arrs):
+        leaves = list(static)
+        for j, a in zip(arrays, arrs):
+            leaves[j] = a
+        return _call(info, td, leaves)
+
+    run = _Run(info, sample)
+    if info.inplace is not None and axes[arrays.index(info.inplace)] is None \
+            and any(a is not None for a in axes):
+        got, exc = run(lambda: bt.vmap(fn, in_axes=tuple(axes))(*mapped))
+        if not isinstance(exc, bt.BatchingError):
+            raise SweepFailure(f"{where}: writing batched values into the unbatched argument "
+                               f"{info.inplace} must raise BatchingError, got "
+                               f"{type(exc).__name__ if exc else 'no error'}")
+        return run.paths
+    got, exc = run(lambda: bt.vmap(fn, in_axes=tuple(axes), chunk_size=chunk)(*mapped))
+    if (info.unbatched_self and axes[0] is None and isinstance(exc, TypeError)
+            and "BatchedTensor" in str(exc)):
+        return run.paths  # a method of a plain array: NumPy never asks us (a clear error)
+    if ref_exc is not None:
+        _expect_error(where, exc, ref_exc, got)
+        return run.paths
+    if exc is not None:
+        _fail_exc(where, exc)
+    compare(info, dtype, got, _stack_outputs(want), where)
+    if info.inplace is not None:
+        j = arrays.index(info.inplace)
+        ax = axes[j]
+        written = np.stack([a[info.inplace] for a in after], axis=ax)
+        if not np.array_equal(mapped[j], written, equal_nan=True):
+            raise SweepFailure(f"{where}: the in-place write differs from the loop's")
+    return run.paths
+
+
+def run_nested(info, dtype, examples, arrays, td, axes, where: str, inner_only=False) -> list:
+    """vmap(vmap(op, axes), 0) over 2 x 3 examples; leaves with inner axis None are batched at
+    the outer level only. ``inner_only``: the outer level batches nothing (axis_size=2)."""
+    ex_leaves = [_structure(e)[0] for e in examples[:6]]
+    n_out, n_in = 2, 3
+    mapped = []
+    for j, ax in zip(arrays, axes):
+        if inner_only:
+            mapped.append(np.array(ex_leaves[0][j], copy=True) if ax is None else
+                          np.stack([ex_leaves[k][j] for k in range(n_in)], axis=ax))
+        elif ax is None:
+            mapped.append(np.stack([ex_leaves[i * n_in][j] for i in range(n_out)]))
+        else:
+            mapped.append(np.stack([np.stack([ex_leaves[i * n_in + k][j] for k in range(n_in)],
+                                             axis=ax) for i in range(n_out)]))
+    wants = []
+    for i in range(n_out):
+        per = []
+        for k in range(n_in):
+            leaves = list(ex_leaves[0])
+            for j, ax in zip(arrays, axes):
+                if inner_only:
+                    leaves[j] = ex_leaves[k if ax is not None else 0][j]
+                else:
+                    leaves[j] = ex_leaves[i * n_in + (k if ax is not None else 0)][j]
+            per.append(leaves)
+        want, ref_exc, _ = _reference(info, td, per, axes)
+        if ref_exc is not None:
+            return []  # error samples are covered by the flat variants
+        wants.append(_stack_outputs(want))
+    static = list(ex_leaves[0])
+
+    def fn(*arrs):
+        leaves = list(static)
+        for j, a in zip(arrays, arrs):
+            leaves[j] = a
+        return _call(info, td, leaves)
+
+    run = _Run(info, examples[0])
+    if inner_only:
+        outer = bt.vmap(lambda *arrs: bt.vmap(fn, in_axes=tuple(axes))(*arrs),
+                        in_axes=None, axis_size=n_out)
+    else:
+        outer = bt.vmap(bt.vmap(fn, in_axes=tuple(axes)), in_axes=0)
+    got, exc = run(lambda: outer(*mapped))
+    if exc is not None:
+        _fail_exc(where, exc)
+    if inner_only:
+        want = _stack_outputs([wants[0]] * n_out)
+    else:
+        want = _stack_outputs(wants)
+    compare(info, dtype, got, want, where)
+    return run.paths
+
+
+def sweep_op(info: OpInfo, dtype, *, max_samples: int | None = None,
+             raise_first: bool = True) -> SweepResult:
+    """Run every variant for every sample of ``info`` at ``dtype``."""
+    result = SweepResult(info, dtype)
+    samples = draw_examples(info, dtype)
+    if max_samples is not None:
+        samples = samples[:max_samples]
+    seed = int(hashlib.sha256(info.name.encode()).hexdigest()[:8], 16)
+    rng = np.random.default_rng(seed)
+    for k, examples in enumerate(samples):
+        result.samples += 1
+        try:
+            arrays = check_structure(info, examples)
+            leaves, td = _structure(examples[0])
+            if not arrays:
+                raise SweepFailure(f"{info.name} {examples[0]!r}: no array argument to map")
+            if not examples_differ(examples, arrays):
+                raise SweepFailure(f"{info.name} {examples[0]!r}: every example is the same; "
+                                   f"draw the arrays from rng so batch slices differ")
+            ndims = [leaves[j].ndim for j in arrays]
+            combos = in_axes_combos(ndims, rng)
+            head = f"{info.name}[{np.dtype(dtype)}] sample {k} {examples[0]!r}"
+            paths: list = []
+            for batch in BATCH_SIZES:
+                for axes in combos:
+                    where = f"{head}, B={batch}, in_axes={axes}"
+                    paths += run_variant(info, dtype, examples, arrays, td, list(axes), batch,
+                                         where=where)
+                    result.runs += 1
+            last = combos[1] if len(combos) > 1 else combos[0]
+            paths += run_variant(info, dtype, examples, arrays, td, list(last), 4,
+                                 noncontig=True, where=f"{head}, non-contiguous, in_axes={last}")
+            paths += run_variant(info, dtype, examples, arrays, td, list(combos[0]), 4, chunk=3,
+                                 where=f"{head}, chunk_size=3, in_axes={combos[0]}")
+            result.runs += 2
+            if info.skip_nested is None:
+                for axes in combos[:2]:
+                    paths += run_nested(info, dtype, examples, arrays, td, list(axes),
+                                        f"{head}, nested, in_axes={axes}")
+                paths += run_nested(info, dtype, examples, arrays, td, list(combos[0]),
+                                    f"{head}, inner vmap under an empty outer level",
+                                    inner_only=True)
+                result.runs += 3
+            _check_paths(info, examples[0], paths, head)
+            result.paths |= {p for op, p in paths if op is info.covers or op == info.covers}
+        except SweepFailure as e:
+            if raise_first:
+                raise
+            result.failures.append(str(e))
+    return result
+
+
+def _check_paths(info: OpInfo, sample: SampleInput, paths: list, where: str) -> None:
+    mine = {p for op, p in paths if op is info.covers or op == info.covers}
+    if not mine:
+        return  # every variant raised before dispatch (error samples)
+    if sample.loop_reason is not None:
+        return
+    if info.path != "loop" and "loop" in mine:
+        raise SweepFailure(f"{where}: {info.name} took the loop fallback, expected {info.path}")
+    if info.path not in mine:
+        raise SweepFailure(f"{where}: {info.name} was served by {sorted(mine)}, "
+                           f"expected {info.path}")
