@@ -18,6 +18,10 @@ __all__ = ["vmap", "unwrap_outputs"]
 _PY_SCALARS = (int, float, complex, bool)
 
 
+def _a(noun: str) -> str:
+    return f"an {noun}" if noun[:1] in "aeiou" else f"a {noun}"
+
+
 def _is_array(x: Any) -> bool:
     return hasattr(x, "shape") and hasattr(x, "ndim") and hasattr(x, "dtype")
 
@@ -105,7 +109,7 @@ class _VmapFunction:
                 path = leaf_paths(args)[i] if treedef is not None else (i,)
                 raise ValueError(
                     f"vmap: in_axes maps {_describe(self.func, args, path)} along axis {ax}, but "
-                    f"it is a {type(leaf).__name__}, not an array. Only arrays can be mapped; "
+                    f"it is {_a(type(leaf).__name__)}, not an array. Only arrays can be mapped; "
                     f"use None in in_axes for it"
                 )
             nd = leaf.ndim
@@ -279,7 +283,7 @@ def _unwrap_leaf(level: Level, x: Any, ax: Any, where: Callable[[], str]) -> Any
     if not _is_array(x):
         if not isinstance(x, _PY_SCALARS):
             raise ValueError(
-                f"vmap: the function returned a {type(x).__name__} where {where()}={ax} "
+                f"vmap: the function returned {_a(type(x).__name__)} where {where()}={ax} "
                 f"expects an array; only arrays and numbers can be batched (use None in "
                 f"out_axes to return it as it is)")
         x = np.asarray(x)
