@@ -11,12 +11,12 @@ For a call of NumPy callable F with BatchedTensor arguments (DESIGN §4):
 
 from __future__ import annotations
 
-from contextlib import contextmanager
-from typing import Any, Iterator
+from typing import Any
 
 import numpy as np
 
 from .errors import BatchingError, LoopFallback
+from .paths import _RECORDERS, _record, record_paths
 from .registry import ARRAY, ARRAYS, REGISTRY, op_name
 from .tensor import _SCALAR_TYPES, BatchedTensor, _new
 
@@ -39,34 +39,6 @@ def is_physical_type(t: type) -> bool:
         ok = (getattr(t, "__module__", "") or "").split(".")[0] == "cupy"
         _PHYSICAL_TYPES[t] = ok
     return ok
-
-
-# ---- path recording (the OpInfo sweep and the demo read it) -------------------------------------
-_RECORDERS: list = []
-
-
-@contextmanager
-def record_paths() -> Iterator[list]:
-    """Collect ``(op, path)`` for every dispatched call, path in rule/boxed/decomposition/loop.
-
-    >>> import numpy as np, batchtensor as bt
-    >>> from batchtensor.dispatch import record_paths
-    >>> with record_paths() as paths:
-    ...     _ = bt.vmap(np.sum)(np.ones((2, 3)))
-    >>> paths[0][1]
-    'boxed'
-    """
-    log: list = []
-    _RECORDERS.append(log)
-    try:
-        yield log
-    finally:
-        _RECORDERS.remove(log)
-
-
-def _record(op, path: str) -> None:
-    for log in _RECORDERS:
-        log.append((op, path))
 
 
 # ---- levels -------------------------------------------------------------------------------------

@@ -45,8 +45,8 @@ def op_name(op: Any) -> str:
             mod = "numpy.linalg"
         if mod.startswith("numpy.fft"):
             mod = "numpy.fft"
-    if mod == "operator":
-        return f"{qual} (indexing)" if qual in ("getitem", "setitem") else qual
+    if mod in ("operator", "_operator"):
+        return {"getitem": "x[...] (getitem)", "setitem": "x[...] = v (setitem)"}.get(qual, qual)
     if mod == "builtins":
         return qual
     return f"{mod}.{qual}"

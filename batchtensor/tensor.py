@@ -14,6 +14,7 @@ import numpy as np
 
 from .errors import BatchingError
 from .levels import Level, current_level
+from .paths import _RECORDERS, _record
 
 __all__ = ["BatchedTensor"]
 
@@ -396,10 +397,16 @@ def _binary_fast(ufunc):
         if t is BatchedTensor:
             if other._level is level and other._bdim == self._bdim \
                     and other._value.ndim == self._value.ndim:
+                if _RECORDERS:
+                    _record(ufunc, "boxed")
                 return _new(ufunc(self._value, other._value), self._bdim, level)
         elif t in _SCALAR_TYPES:
+            if _RECORDERS:
+                _record(ufunc, "boxed")
             return _new(ufunc(self._value, other), self._bdim, level)
         elif t is np.ndarray and self._bdim == 0 and other.ndim < self._value.ndim:
+            if _RECORDERS:
+                _record(ufunc, "boxed")
             return _new(ufunc(self._value, other), 0, level)
         elif getattr(t, "__array_ufunc__", False) is None:
             return NotImplemented
@@ -411,8 +418,12 @@ def _binary_fast(ufunc):
             level.check_alive()
         t = type(other)
         if t in _SCALAR_TYPES:
+            if _RECORDERS:
+                _record(ufunc, "boxed")
             return _new(ufunc(other, self._value), self._bdim, level)
         if t is np.ndarray and self._bdim == 0 and other.ndim < self._value.ndim:
+            if _RECORDERS:
+                _record(ufunc, "boxed")
             return _new(ufunc(other, self._value), 0, level)
         if getattr(t, "__array_ufunc__", False) is None:
             return NotImplemented
@@ -426,6 +437,8 @@ def _binary_fast(ufunc):
         v = self._value
         if (t is BatchedTensor and other._level is level and other._bdim == self._bdim
                 and other._value.ndim == v.ndim) or t in _SCALAR_TYPES:
+            if _RECORDERS:
+                _record(ufunc, "boxed")
             ufunc(v, other._value if t is BatchedTensor else other, out=v)
             return self
         _dispatch.ufunc_call(ufunc, "__call__", (self, other), {"out": (self,)})
@@ -457,6 +470,8 @@ def _unary(ufunc):
         level = self._level
         if not level.alive:
             level.check_alive()
+        if _RECORDERS:
+            _record(ufunc, "boxed")
         return _new(ufunc(self._value), self._bdim, level)
 
     return op
