@@ -59,10 +59,18 @@ def scan_level(obj: Any, level=None):
         return _higher(level, obj)
     if t is tuple or t is list:
         for x in obj:
-            level = scan_level(x, level)
+            tx = type(x)
+            if tx is BatchedTensor:
+                level = _higher(level, x)
+            elif tx in _LEAF_TYPES:
+                continue
+            else:
+                level = scan_level(x, level)
     elif t is dict:
         for x in obj.values():
             level = scan_level(x, level)
+    elif t in _LEAF_TYPES:
+        return level
     elif t is slice:
         for x in (obj.start, obj.stop, obj.step):
             level = scan_level(x, level)
@@ -73,6 +81,10 @@ def scan_level(obj: Any, level=None):
         for x in obj.values():
             level = scan_level(x, level)
     return level
+
+
+_LEAF_TYPES = frozenset({np.ndarray, int, float, complex, bool, str, type(None),
+                         type(Ellipsis), type(np._NoValue), np.dtype, type}) | _SCALAR_TYPES
 
 
 def find_level(*values: Any):
@@ -109,13 +121,21 @@ def wrap_result(res: Any, level) -> Any:
 # ---- __array_function__ and methods -------------------------------------------------------------
 def function_call(op, args: tuple, kwargs: dict) -> Any:
     """Dispatch a NumPy function call whose arguments contain BatchedTensors."""
-    level = scan_level(kwargs, scan_level(args))
+    level = scan_level(args)
+    if kwargs:
+        level = scan_level(kwargs, level)
     if level is None:  # e.g. np.zeros(3, like=x): nothing batched reaches the op
         return op(*args, **kwargs)
     entry = REGISTRY.get(op)
     if entry is None:
         return _loop(op, args, kwargs, level)
     kind = entry.kind
+    if entry.fast is not None:
+        res = entry.fast(level, args, kwargs)
+        if res is not NotImplemented:
+            if _RECORDERS:
+                _record(op, kind)
+            return res
     if kind == "decomposition":
         if _RECORDERS:
             _record(op, "decomposition")
@@ -148,16 +168,24 @@ def _needs_loop(binder, params, values, extra, extra_kw, level) -> bool:
     given as a list of batched values...) Only the per-example loop treats those correctly.
     """
     for p, v in zip(params, values):
+        t = type(v)
+        if t in _LEAF_TYPES:
+            continue
         kind = p.kind
         if kind is ARRAY:
-            if type(v) is not BatchedTensor and scan_level(v) is level:
+            if t is not BatchedTensor and scan_level(v) is level:
                 return True
         elif kind is ARRAYS:
-            if isinstance(v, (list, tuple)):
+            if t is list or t is tuple:
                 for e in v:
-                    if type(e) is not BatchedTensor and scan_level(e) is level:
+                    te = type(e)
+                    if te is not BatchedTensor and te not in _LEAF_TYPES \
+                            and scan_level(e) is level:
                         return True
             elif scan_level(v) is level:
+                return True
+        elif t is BatchedTensor:
+            if v._level is level:
                 return True
         elif scan_level(v) is level:
             return True
@@ -224,6 +252,44 @@ def _loop(op, args, kwargs, level, record: bool = True):
 
 
 # ---- __array_ufunc__ ----------------------------------------------------------------------------
+def _pad_after_front(v: np.ndarray, rank: int) -> np.ndarray:
+    missing = rank - v.ndim
+    return v if missing <= 0 else v.reshape(v.shape[:1] + (1,) * missing + v.shape[1:])
+
+
+def _binary_front(ufunc, a, b, ta, tb):
+    """Second-tier hot path for a binary ufunc on NumPy arrays with batch axes first (or
+    unbatched arrays): pad ranks with a reshape (a view) and call. None if it does not apply."""
+    if ta is BatchedTensor:
+        lv = a._level
+        av = a._value
+        if a._bdim or type(av) is not np.ndarray or not lv.alive:
+            return None
+        if tb is BatchedTensor:
+            bv = b._value
+            if b._level is not lv or b._bdim or type(bv) is not np.ndarray:
+                return None
+            rank = max(av.ndim, bv.ndim)
+            av, bv = _pad_after_front(av, rank), _pad_after_front(bv, rank)
+        elif tb is np.ndarray:
+            bv = b
+            av = _pad_after_front(av, bv.ndim + 1)
+        else:
+            return None
+    elif ta is np.ndarray and tb is BatchedTensor:
+        lv = b._level
+        bv = b._value
+        if b._bdim or type(bv) is not np.ndarray or not lv.alive:
+            return None
+        av = a
+        bv = _pad_after_front(bv, av.ndim + 1)
+    else:
+        return None
+    if _RECORDERS:
+        _record(ufunc, "boxed")
+    return _new(ufunc(av, bv), 0, lv)
+
+
 def ufunc_call(ufunc, method: str, inputs: tuple, kwargs: dict) -> Any:
     """Dispatch ``ufunc.method(*inputs, **kwargs)`` whose operands contain BatchedTensors."""
     for x in inputs:
@@ -264,6 +330,9 @@ def ufunc_call(ufunc, method: str, inputs: tuple, kwargs: dict) -> Any:
                     if _RECORDERS:
                         _record(ufunc, "boxed")
                     return _new(ufunc(a, b._value), b._bdim, b._level)
+                res = _binary_front(ufunc, a, b, ta, tb)
+                if res is not None:
+                    return res
         from .boxed.pointwise import ufunc_pointwise  # noqa: PLC0415
 
         entry = REGISTRY.get(ufunc)

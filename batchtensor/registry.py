@@ -163,10 +163,12 @@ def _rule_binder(op, rule) -> Binder:
 class OpEntry:
     """How one op is batched. ``kind`` is "rule", "boxed" or "decomposition"."""
 
-    __slots__ = ("op", "kind", "fn", "binder", "name", "boxed_kind", "raw")
+    __slots__ = ("op", "kind", "fn", "binder", "name", "boxed_kind", "raw", "fast")
 
-    def __init__(self, op, kind, fn, binder=None, boxed_kind=None, raw=False):
+    def __init__(self, op, kind, fn, binder=None, boxed_kind=None, raw=False, fast=None):
         self.op = op
+        # optional hot path: fast(level, args, kwargs) -> result, or NotImplemented
+        self.fast = fast
         self.kind = kind
         self.fn = fn
         self.binder = binder

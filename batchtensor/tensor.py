@@ -18,6 +18,7 @@ from .paths import _RECORDERS, _record
 
 __all__ = ["BatchedTensor"]
 
+_ALL = slice(None)
 _SCALAR_TYPES = frozenset({int, float, complex, bool, np.float64, np.float32, np.float16,
                            np.int64, np.int32, np.int16, np.int8, np.uint8, np.uint16,
                            np.uint32, np.uint64, np.bool_, np.complex128, np.complex64})
@@ -184,6 +185,31 @@ class BatchedTensor:
         return bool(np.any(self == item))
 
     def __getitem__(self, key):
+        # Fast path: batch axis first and a key of ints and slices (x[0], x[1:], x[:, 2]).
+        # One example's x[i] of a 1-d array is a NumPy scalar, a copy: so is ours.
+        t = type(key)
+        if key is None and self._bdim == 0:
+            level = self._level
+            if not level.alive:
+                level.check_alive()
+            if _RECORDERS:
+                _record(operator.getitem, "rule")
+            return _new(self._value[_ALL, None], 0, level)
+        if self._bdim == 0 and (t is int or t is slice or (t is tuple and len(key) <= 3 and all(
+                type(k) is int or type(k) is slice for k in key))):
+            level = self._level
+            if not level.alive:
+                level.check_alive()
+            v = self._value
+            if t is not tuple:
+                key = (key,)
+            if len(key) < v.ndim:
+                if _RECORDERS:
+                    _record(operator.getitem, "rule")
+                res = v[(_ALL,) + key]
+                if len(key) == v.ndim - 1 and all(type(k) is int for k in key):
+                    res = res.copy() if type(res) is np.ndarray else np.copy(res)
+                return _new(res, 0, level)
         return _dispatch.function_call(operator.getitem, (self, key), {})
 
     def __setitem__(self, key, value) -> None:
@@ -232,43 +258,43 @@ class BatchedTensor:
 
     # ---- ndarray methods (routed through the same dispatcher as the NumPy functions) ---------
     def sum(self, *args, **kwargs):
-        return np.sum(self, *args, **kwargs)
+        return _dispatch.function_call(np.sum, (self,) + args, kwargs)
 
     def mean(self, *args, **kwargs):
-        return np.mean(self, *args, **kwargs)
+        return _dispatch.function_call(np.mean, (self,) + args, kwargs)
 
     def std(self, *args, **kwargs):
-        return np.std(self, *args, **kwargs)
+        return _dispatch.function_call(np.std, (self,) + args, kwargs)
 
     def var(self, *args, **kwargs):
-        return np.var(self, *args, **kwargs)
+        return _dispatch.function_call(np.var, (self,) + args, kwargs)
 
     def min(self, *args, **kwargs):
-        return np.min(self, *args, **kwargs)
+        return _dispatch.function_call(np.min, (self,) + args, kwargs)
 
     def max(self, *args, **kwargs):
-        return np.max(self, *args, **kwargs)
+        return _dispatch.function_call(np.max, (self,) + args, kwargs)
 
     def prod(self, *args, **kwargs):
-        return np.prod(self, *args, **kwargs)
+        return _dispatch.function_call(np.prod, (self,) + args, kwargs)
 
     def argmin(self, *args, **kwargs):
-        return np.argmin(self, *args, **kwargs)
+        return _dispatch.function_call(np.argmin, (self,) + args, kwargs)
 
     def argmax(self, *args, **kwargs):
-        return np.argmax(self, *args, **kwargs)
+        return _dispatch.function_call(np.argmax, (self,) + args, kwargs)
 
     def cumsum(self, *args, **kwargs):
-        return np.cumsum(self, *args, **kwargs)
+        return _dispatch.function_call(np.cumsum, (self,) + args, kwargs)
 
     def cumprod(self, *args, **kwargs):
-        return np.cumprod(self, *args, **kwargs)
+        return _dispatch.function_call(np.cumprod, (self,) + args, kwargs)
 
     def any(self, *args, **kwargs):
-        return np.any(self, *args, **kwargs)
+        return _dispatch.function_call(np.any, (self,) + args, kwargs)
 
     def all(self, *args, **kwargs):
-        return np.all(self, *args, **kwargs)
+        return _dispatch.function_call(np.all, (self,) + args, kwargs)
 
     def reshape(self, *shape, order="C", copy=None):
         if len(shape) == 1 and not isinstance(shape[0], (int, np.integer)):
@@ -410,6 +436,9 @@ def _binary_fast(ufunc):
             return _new(ufunc(self._value, other), 0, level)
         elif getattr(t, "__array_ufunc__", False) is None:
             return NotImplemented
+        res = _dispatch._binary_front(ufunc, self, other, BatchedTensor, t)
+        if res is not None:
+            return res
         return _dispatch.ufunc_call(ufunc, "__call__", (self, other), {})
 
     def reflected(self, other):

@@ -18,6 +18,7 @@ from typing import Any
 import numpy as np
 
 from ..dispatch import unwrap, wrap
+from ..tensor import BatchedTensor, _new
 from ..registry import ARRAY, OpEntry, binder_from_signature, register
 from ..rules._helpers import (NoValue, align_front, dry_run, ensure_bdim, move_bdim_to_front,
                               physical_axis, require, truthy, wrap_axes, wrap_axis)
@@ -109,6 +110,57 @@ def _reduction_handler(spec: tuple, entry, level, values, extra, extra_kw):
                            where=where, out=out)
 
 
+#: reductions that, on a NumPy array, are exactly one ufunc.reduce (what NumPy itself calls)
+_UFUNC_REDUCTIONS = {np.sum: (np.add, None), np.prod: (np.multiply, None),
+                     np.max: (np.maximum, None), np.amax: (np.maximum, None),
+                     np.min: (np.minimum, None), np.amin: (np.minimum, None),
+                     np.any: (np.logical_or, np.bool_), np.all: (np.logical_and, np.bool_)}
+
+
+def _fast_ufunc_reduce(op):
+    """Hot path for a plain sum/prod/max/min/any/all of a NumPy array over None or one axis
+    (``np.sum(x, axis)`` *is* ``np.add.reduce(x, axis)`` for an ndarray), before any binding.
+    Anything else (where=, out=, initial=, tuple axes, other arrays) returns NotImplemented."""
+    ufunc, dtype0 = _UFUNC_REDUCTIONS[op]
+    takes_dtype = op in (np.sum, np.prod)
+
+    def fast(level, args, kwargs):
+        n = len(args)
+        x = args[0] if n else None
+        if n > 2 or type(x) is not BatchedTensor:
+            return NotImplemented
+        v, bd = x._value, x._bdim
+        if x._level is not level or type(v) is not np.ndarray or v.dtype.kind not in "biufc":
+            return NotImplemented
+        axis = args[1] if n == 2 else None
+        keepdims = False
+        dtype = dtype0
+        for k, val in kwargs.items():
+            if k == "axis" and n == 1:
+                axis = val
+            elif k == "keepdims":
+                keepdims = val is not NoValue and bool(val)
+            elif k == "dtype" and takes_dtype:
+                dtype = val
+            else:
+                return NotImplemented
+        nd = v.ndim - 1
+        if axis is None:
+            paxes = tuple(i for i in range(nd + 1) if i != bd)
+            out_bdim = bd if keepdims else 0  # every logical axis reduced: only B is left
+        elif type(axis) is int and nd:
+            a = axis + nd if axis < 0 else axis
+            if not 0 <= a < nd:
+                return NotImplemented  # the general path raises NumPy's AxisError
+            paxes = a + (a >= bd)
+            out_bdim = bd if keepdims else bd - (paxes < bd)
+        else:
+            return NotImplemented
+        return _new(ufunc.reduce(v, axis=paxes, dtype=dtype, keepdims=keepdims), out_bdim, level)
+
+    return fast
+
+
 def reduction(op: Any, kind: str = REDUCE, *, array: str = "a", replace: bool = False) -> Any:
     """Register ``op`` as a reduction over its ``axis`` parameter (kinds: module docstring).
 
@@ -123,6 +175,7 @@ def reduction(op: Any, kind: str = REDUCE, *, array: str = "a", replace: bool = 
         if name in sig.parameters:
             kinds[name] = ARRAY
     binder = binder_from_signature(op, sig, kinds)
+    fast = _fast_ufunc_reduce(op) if op in _UFUNC_REDUCTIONS else None
     register(OpEntry(op, "boxed", partial(_reduction_handler, (kind, array)), binder,
-                     boxed_kind="reduction"), replace=replace)
+                     boxed_kind="reduction", fast=fast), replace=replace)
     return op

@@ -1,0 +1,192 @@
+"""Benchmark: bt.vmap against the loop, hand-vectorised NumPy, np.vectorize and the peers.
+
+For every workload (bench/workloads.py) in two regimes — "dispatch" (batch 1024, tiny
+examples) and "compute" (batch 64, large examples) — every method is run in one process,
+interleaved round by round (these machines drift up to 2.5x within a minute), and each cell is
+the median time with its ratio to the best NumPy-only strategy (loop, hand-vectorised or
+np.vectorize). Every method's result is checked against the loop before anything is timed.
+torch.func.vmap and eager jax.vmap columns appear when torch / jax are installed
+(``pip install -e ".[bench]"``).
+
+    python bench/run.py [--regime dispatch|compute|both] [--only NAME ...] [--repeat 7]
+                        [--json FILE]
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import re
+import statistics
+import sys
+import time
+import warnings
+from pathlib import Path
+
+import numpy as np
+
+sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+import batchtensor as bt  # noqa: E402
+from workloads import WORKLOADS  # noqa: E402
+
+NUMPY_ONLY = ("loop", "vectorised", "np.vectorize")
+
+
+def _optional(name):
+    try:
+        return __import__(name)
+    except ImportError:
+        return None
+
+
+torch = _optional("torch")
+jax = _optional("jax")
+if jax is not None:
+    jax.config.update("jax_enable_x64", True)
+
+
+# ---- the methods --------------------------------------------------------------------------------
+def _loop(w, args, axes):
+    if axes == "nested":
+        a, b = args
+        return np.stack([np.stack([w.per_example(x, y) for y in b]) for x in a])
+    n = next(a.shape[0] for a, ax in zip(args, axes) if ax is not None)
+    return np.stack([w.per_example(*[a[i] if ax is not None else a for a, ax in zip(args, axes)])
+                     for i in range(n)])
+
+
+def _vectorize(w, args, axes, regime):
+    sig = w.signature[regime] if isinstance(w.signature, dict) else w.signature
+    if sig is None:
+        return None
+    if axes == "nested":
+        f = np.vectorize(w.per_example, signature=sig)
+        a, b = args
+        return lambda: f(a[:, None, :], b[None, :, :])
+    ins, out = sig.split("->")
+    groups = re.findall(r"\([^)]*\)", ins)
+    excluded = {i for i, ax in enumerate(axes) if ax is None}
+    sig = ",".join(g for i, g in enumerate(groups) if i not in excluded) + "->" + out
+    f = np.vectorize(w.per_example, signature=sig, excluded=excluded)
+    return lambda: f(*args)
+
+
+def _bt(w, args, axes):
+    if axes == "nested":
+        f = bt.vmap(bt.vmap(w.per_example, (None, 0)), (0, None))
+    else:
+        f = bt.vmap(w.per_example, in_axes=axes)
+    return lambda: f(*args)
+
+
+def _torch(w, args, axes):
+    if torch is None or w.torch_fn is None:
+        return None
+    targs = [torch.from_numpy(np.ascontiguousarray(a)) for a in args]
+    from torch.func import vmap
+    if axes == "nested":
+        f = vmap(vmap(w.torch_fn, (None, 0)), (0, None))
+    else:
+        f = vmap(w.torch_fn, in_dims=tuple(axes))
+    return lambda: f(*targs).numpy()
+
+
+def _jax(w, args, axes):
+    if jax is None or w.jax_fn is None:
+        return None
+    jargs = [jax.device_put(a) for a in args]
+    if axes == "nested":
+        f = jax.vmap(jax.vmap(w.jax_fn, (None, 0)), (0, None))
+    else:
+        f = jax.vmap(w.jax_fn, in_axes=tuple(axes))
+    return lambda: np.asarray(f(*jargs).block_until_ready())
+
+
+def methods_for(w, regime, rng):
+    args, axes = w.make(rng, regime)
+    ms = {
+        "loop": lambda: _loop(w, args, axes),
+        "vectorised": lambda: w.vectorised(*args),
+        "np.vectorize": _vectorize(w, args, axes, regime),
+        "bt.vmap": _bt(w, args, axes),
+        "torch.func.vmap": _torch(w, args, axes),
+        "jax.vmap (eager)": _jax(w, args, axes),
+    }
+    return {k: v for k, v in ms.items() if v is not None}, _loop(w, args, axes)
+
+
+# ---- timing -------------------------------------------------------------------------------------
+def _calibrate(fn, target=0.02) -> int:
+    t0 = time.perf_counter()
+    fn()
+    dt = time.perf_counter() - t0
+    return max(1, min(1000, int(target / max(dt, 1e-7))))
+
+
+def run_one(w, regime, repeat, rng) -> dict:
+    methods, want = methods_for(w, regime, rng)
+    for name, fn in methods.items():  # correctness first
+        got = fn()
+        if got.shape != want.shape or not np.allclose(got, want, rtol=w.rtol, atol=1e-9):
+            raise AssertionError(f"{w.name}/{regime}: {name} disagrees with the loop")
+    numbers = {k: _calibrate(fn) for k, fn in methods.items()}
+    samples = {k: [] for k in methods}
+    for _ in range(repeat):
+        for name, fn in methods.items():
+            n = numbers[name]
+            t0 = time.perf_counter()
+            for _ in range(n):
+                fn()
+            samples[name].append((time.perf_counter() - t0) / n)
+    med = {k: statistics.median(v) for k, v in samples.items()}
+    best = min(med[k] for k in NUMPY_ONLY if k in med)
+    return {"workload": w.name, "regime": regime, "median_s": med,
+            "ratio": {k: v / best for k, v in med.items()},
+            "best_numpy": min((k for k in NUMPY_ONLY if k in med), key=med.get)}
+
+
+def _fmt(t: float) -> str:
+    return f"{t * 1e6:.0f} µs" if t < 1e-3 else f"{t * 1e3:.2f} ms"
+
+
+def main(argv=None) -> int:
+    p = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    p.add_argument("--regime", choices=["dispatch", "compute", "both"], default="both")
+    p.add_argument("--only", nargs="*", help="workload names")
+    p.add_argument("--repeat", type=int, default=7)
+    p.add_argument("--json", metavar="FILE")
+    a = p.parse_args(argv)
+    regimes = ["dispatch", "compute"] if a.regime == "both" else [a.regime]
+    rng = np.random.default_rng(0)
+    results = []
+    warnings.simplefilter("error", bt.PerformanceWarning)  # no loop fallback inside bt.vmap
+    for regime in regimes:
+        for w in WORKLOADS:
+            if a.only and w.name not in a.only:
+                continue
+            results.append(run_one(w, regime, a.repeat, rng))
+            print(f"  done {w.name} / {regime}", file=sys.stderr)
+    cols = [c for c in ("loop", "vectorised", "np.vectorize", "bt.vmap", "torch.func.vmap",
+                        "jax.vmap (eager)") if any(c in r["median_s"] for r in results)]
+    print(f"median time (ratio to the best NumPy-only strategy), {a.repeat} interleaved "
+          f"repeats, float64\n")
+    print("| workload | regime | " + " | ".join(cols) + " |")
+    print("|---|---|" + "---|" * len(cols))
+    for r in results:
+        cells = []
+        for c in cols:
+            if c not in r["median_s"]:
+                cells.append("—")
+                continue
+            cell = f"{_fmt(r['median_s'][c])} ({r['ratio'][c]:.2f}×)"
+            cells.append(f"**{cell}**" if c == r["best_numpy"] else cell)
+        print(f"| {r['workload']} | {r['regime']} | " + " | ".join(cells) + " |")
+    print("\n**bold**: the best NumPy-only strategy (the 1.00× reference).")
+    if a.json:
+        Path(a.json).write_text(json.dumps(results, indent=2))
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
