@@ -80,6 +80,12 @@ class _VmapFunction:
         if type(in_axes) is int and all(type(a) is np.ndarray or type(a) is BatchedTensor
                                         for a in args):
             leaves, treedef, axes = list(args), None, [in_axes] * len(args)  # fast path
+        elif type(in_axes) is tuple and len(in_axes) == len(args) and all(
+                ax is None or (type(ax) is int and (type(a) is np.ndarray
+                                                    or type(a) is BatchedTensor))
+                for a, ax in zip(args, in_axes)):
+            # fast path: arrays mapped, everything unmapped passed through whole
+            leaves, treedef, axes = list(args), None, list(in_axes)
         else:
             leaves, treedef = flatten(args)
             if in_axes is None or type(in_axes) is int:

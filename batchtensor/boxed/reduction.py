@@ -66,6 +66,8 @@ def reduce_physical(op, name: str, kind: str, level, x, bd, axis, kw: dict, *,
         laxes = tuple(range(nd)) if axis is None else () if nd == 0 else wrap_axes(axis, nd)
         call_axis = tuple(physical_axis(a, bd) for a in laxes)
         out_bdim = bd if keepdims else bd - sum(1 for p in call_axis if p < bd)
+        if len(call_axis) == 1:
+            call_axis = call_axis[0]
     elif axis is None or nd == 0:
         if axis is None and not none_flattens:
             dry_run(op, (1,) * nd, x.dtype, axis=axis)  # NumPy raises its own error
@@ -130,7 +132,9 @@ def _fast_ufunc_reduce(op):
         if n > 2 or type(x) is not BatchedTensor:
             return NotImplemented
         v, bd = x._value, x._bdim
-        if x._level is not level or type(v) is not np.ndarray or v.dtype.kind not in "biufc":
+        tv = type(v)
+        if x._level is not level or (tv is not np.ndarray and tv is not BatchedTensor) \
+                or v.dtype.kind not in "biufc":
             return NotImplemented
         axis = args[1] if n == 2 else None
         keepdims = False
@@ -147,16 +151,29 @@ def _fast_ufunc_reduce(op):
         nd = v.ndim - 1
         if axis is None:
             paxes = tuple(i for i in range(nd + 1) if i != bd)
-            out_bdim = bd if keepdims else 0  # every logical axis reduced: only B is left
-        elif type(axis) is int and nd:
-            a = axis + nd if axis < 0 else axis
-            if not 0 <= a < nd:
-                return NotImplemented  # the general path raises NumPy's AxisError
-            paxes = a + (a >= bd)
-            out_bdim = bd if keepdims else bd - (paxes < bd)
         else:
-            return NotImplemented
-        return _new(ufunc.reduce(v, axis=paxes, dtype=dtype, keepdims=keepdims), out_bdim, level)
+            if type(axis) is int:
+                axis = (axis,)
+            elif type(axis) is not tuple or not nd:
+                return NotImplemented
+            paxes = []
+            for a in axis:
+                if type(a) is not int or not -nd <= a < nd:
+                    return NotImplemented  # the general path raises NumPy's error
+                a %= nd
+                paxes.append(a + (a >= bd))
+            if len(set(paxes)) != len(paxes):
+                return NotImplemented
+            paxes = tuple(paxes)
+        out_bdim = bd if keepdims else bd - sum(1 for p in paxes if p < bd)
+        if len(paxes) == 1:
+            paxes = paxes[0]
+        if tv is np.ndarray:
+            res = ufunc.reduce(v, axis=paxes, dtype=dtype, keepdims=keepdims)
+        else:  # a BatchedTensor of an outer level: its own hot path serves it
+            kw = {"dtype": dtype} if takes_dtype else {}
+            res = op(v, axis=paxes, keepdims=keepdims, **kw)
+        return _new(res, out_bdim, level)
 
     return fast
 
