@@ -66,8 +66,10 @@ def tile_rule(A, A_bdim, reps):
 @batch_rule(np.repeat)
 def repeat_rule(a, a_bdim, repeats, axis=None):
     x = move_bdim_to_front(a, a_bdim)
+    if axis is None or x.ndim == 1:
+        x = _flat(x)  # NumPy treats a 0-d array as 1-d here, also with axis=0 or -1
     if axis is None:
-        return np.repeat(_flat(x), repeats, axis=1), 0
+        return np.repeat(x, repeats, axis=1), 0
     return np.repeat(x, repeats, axis=wrap_axis(axis, x.ndim - 1) + 1), 0
 
 
@@ -85,7 +87,7 @@ def resize_rule(a, a_bdim, new_shape):
     x = _flat(move_bdim_to_front(a, a_bdim))
     n, size = x.shape
     if size == 0 or new_size == 0:
-        return np.zeros_like(x, shape=(n,) + new_shape), 0
+        return np.zeros((n,) + new_shape, dtype=x.dtype, like=_like(x)), 0
     reps = -(-new_size // size)
     filled = np.tile(x, (1, reps))[:, :new_size]
     return np.reshape(filled, (n,) + new_shape), 0
