@@ -169,17 +169,19 @@ def stack_array_samples(rng, dtype):
 
 
 OPS = [
-    OpInfo("concatenate", np.concatenate, concatenate_samples, "rule", dtypes=F64_I32),
+    OpInfo("concatenate", np.concatenate, concatenate_samples, "rule",
+           dtypes=F64_I32 + (np.complex64, np.bool_)),
     OpInfo("stack", np.stack, stack_samples, "rule", dtypes=(np.float64, np.bool_)),
     OpInfo("stack.array_arg", _stack_of_array, stack_array_samples, "loop", covers=np.stack,
            loop_reason="the sequence is one batched array, not a list of arrays"),
     OpInfo("hstack", np.hstack, _tup_samples(_DTYPE_KW), "rule", dtypes=F64_I32),
     OpInfo("vstack", np.vstack, _tup_samples(_DTYPE_KW), "rule"),
     OpInfo("dstack", np.dstack, _tup_samples(), "rule", dtypes=(np.int64,)),
-    OpInfo("column_stack", np.column_stack, column_stack_samples, "rule"),
+    OpInfo("column_stack", np.column_stack, column_stack_samples, "rule",
+           dtypes=(np.float64, np.bool_)),
     OpInfo("block", np.block, block_samples, "rule", dtypes=F64_I32),
-    OpInfo("append", np.append, append_samples, "rule"),
-    OpInfo("split", np.split, split_samples, "rule", dtypes=F64_I32),
+    OpInfo("append", np.append, append_samples, "rule", dtypes=(np.float64, np.uint8)),
+    OpInfo("split", np.split, split_samples, "rule", dtypes=F64_I32 + (np.complex128,)),
     OpInfo("array_split", np.array_split, array_split_samples, "rule"),
     OpInfo("hsplit", np.hsplit, hsplit_samples, "rule"),
     OpInfo("vsplit", np.vsplit, vsplit_samples, "rule", dtypes=(np.complex128,)),

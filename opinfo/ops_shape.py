@@ -177,15 +177,15 @@ def delete_array_index_samples(rng, dtype):
 
 
 OPS = [
-    OpInfo("tile", np.tile, tile_samples, "rule", dtypes=F64_I32),
+    OpInfo("tile", np.tile, tile_samples, "rule", dtypes=F64_I32 + (np.bool_,)),
     OpInfo("repeat", np.repeat, repeat_samples, "rule", dtypes=(np.float64, np.bool_)),
     # unbatched_self: np.repeat / np.pad dispatch on the array only; with it unbatched NumPy
     # meets the batched repeats / constant_values itself and refuses to convert it.
     OpInfo("repeat.batched_repeats", np.repeat, repeat_array_samples, "rule",
            covers=np.repeat, unbatched_self=True,
            notes="rule when repeats is unbatched; the loop when batched"),
-    OpInfo("resize", np.resize, resize_samples, "rule", dtypes=F64_I32),
-    OpInfo("pad", np.pad, pad_samples, "rule", dtypes=F64_I32),
+    OpInfo("resize", np.resize, resize_samples, "rule", dtypes=F64_I32 + (np.bool_,)),
+    OpInfo("pad", np.pad, pad_samples, "rule", dtypes=F64_I32 + (np.complex128,)),
     OpInfo("pad.batched_values", np.pad, pad_batched_values_samples, "rule", covers=np.pad,
            dtypes=F64_I32, unbatched_self=True),
     OpInfo("pad.empty", np.pad, pad_empty_samples, "rule", covers=np.pad, check_values=False),

@@ -13,6 +13,7 @@ import math
 import numpy as np
 from numpy.lib.array_utils import normalize_axis_tuple
 
+from ..dispatch import scan_level
 from ..registry import batch_rule
 from ..tensor import BatchedTensor
 from ._helpers import (NoValue, ensure_bdim, logical_rank, logical_shape, move_bdim_to_front,
@@ -24,6 +25,12 @@ def _like(x):
     while type(x) is BatchedTensor:
         x = x._value
     return x
+
+
+def _unbatched(value, what: str) -> None:
+    """Hand the call to the loop if ``value`` (an index-like argument the rule reads in Python)
+    holds a value batched at an outer level; the loop lets that level dispatch it."""
+    require(scan_level(value) is None, f"{what} batched at an outer vmap level")
 
 
 def _flat(x):
@@ -162,6 +169,7 @@ def _pad_with_batched_values(x, pairs, table):
 def pad_rule(array, array_bdim, pad_width, mode="constant", *, constant_values=NoValue,
              constant_values_bdim=None, **kwargs):
     require(not callable(mode), "np.pad with a callable mode (it is told the axis number)")
+    _unbatched((pad_width, kwargs), "np.pad's pad_width or value arguments")
     n = array.shape[array_bdim] if array_bdim is not None else \
         constant_values.shape[constant_values_bdim]
     x = ensure_bdim(array, array_bdim, n)
@@ -194,6 +202,7 @@ def _axis_and_flat(x, axis):
 
 @batch_rule(np.delete)
 def delete_rule(arr, arr_bdim, obj, axis=None):
+    _unbatched(obj, "np.delete's obj")
     x, ax = _axis_and_flat(move_bdim_to_front(arr, arr_bdim), axis)
     # np.delete on the positions themselves: NumPy's own index checks, the kept positions.
     keep = np.delete(np.arange(x.shape[ax + 1]), obj)
@@ -225,6 +234,7 @@ def _insert_values(values, values_bdim, n: int, dtype, ndmin: int | None):
 
 @batch_rule(np.insert)
 def insert_rule(arr, arr_bdim, obj, values, values_bdim, axis=None):
+    _unbatched(obj, "np.insert's obj")
     n = arr.shape[arr_bdim] if arr_bdim is not None else values.shape[values_bdim]
     x, ax = _axis_and_flat(ensure_bdim(arr, arr_bdim, n), axis)
     nd = x.ndim - 1
