@@ -396,7 +396,10 @@ imag_rule = _elementwise_keep_bdim(np.imag)
 
 @batch_rule(np.astype)
 def astype_rule(x, x_bdim, dtype, /, *, copy=True, device=None):
-    return np.astype(x, dtype, copy=copy, device=device), x_bdim
+    if isinstance(x, np.ndarray):
+        return np.astype(x, dtype, copy=copy, device=device), x_bdim
+    # np.astype accepts only NumPy arrays; other backends (and outer levels) have the method.
+    return x.astype(dtype, copy=copy), x_bdim
 
 
 __all__ = ["resolve_shape", "atleast_front", "NoValue"]
