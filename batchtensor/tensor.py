@@ -297,6 +297,8 @@ class BatchedTensor:
         return _dispatch.function_call(np.all, (self,) + args, kwargs)
 
     def reshape(self, *shape, order="C", copy=None):
+        if not shape:
+            raise TypeError("reshape() takes exactly 1 argument (0 given)")
         if len(shape) == 1 and not isinstance(shape[0], (int, np.integer)):
             shape = shape[0]
         return np.reshape(self, shape, order=order, copy=copy)

@@ -1,4 +1,10 @@
-"""Joining and splitting: concatenate, stack, split."""
+"""Joining and splitting: concatenate, stack, hstack, vstack, dstack, column_stack, block,
+append, split, array_split, hsplit, vsplit, dsplit, unstack.
+
+Joining copies anyway, so every array goes batch-first and unbatched ones are broadcast (views);
+the result lands batch-first. A sequence argument given as one batched array (``np.stack(x)``)
+is not a list of arrays the rule can see: the dispatcher sends that call to the loop.
+"""
 
 from __future__ import annotations
 
@@ -6,15 +12,24 @@ import math
 
 import numpy as np
 
+from ..dispatch import unwrap, wrap
 from ..registry import batch_rule
 from ._helpers import (batch_size_of, ensure_bdim, logical_rank, move_bdim_to_front, require,
                        wrap_axis)
+from .views import atleast_front
 
 
 def _all_front(arrays, bdims):
     """Every array batch-first; unbatched ones broadcast (views), since joining copies anyway."""
     n = batch_size_of(arrays, bdims)
     return [ensure_bdim(a, b, n) for a, b in zip(arrays, bdims)], n
+
+
+def _all_front_atleast(arrays, bdims, nd: int, atleast):
+    """Batch-first, each example raised to rank ``nd`` the way ``atleast`` (np.atleast_nd) does."""
+    n = batch_size_of(arrays, bdims)
+    return [atleast_front(a, b, nd) if b is not None else ensure_bdim(atleast(a), None, n)
+            for a, b in zip(arrays, bdims)]
 
 
 @batch_rule(np.concatenate)
@@ -47,9 +62,142 @@ def stack_rule(arrays, arrays_bdims, axis=0, out=None, *, dtype=None, casting="s
     return np.stack(xs, axis=wrap_axis(axis, nd + 1) + 1, dtype=dtype, casting=casting), 0
 
 
+@batch_rule(np.vstack)
+def vstack_rule(tup, tup_bdims, *, dtype=None, casting="same_kind"):
+    xs = _all_front_atleast(tup, tup_bdims, 2, np.atleast_2d)
+    return np.concatenate(xs, axis=1, dtype=dtype, casting=casting), 0
+
+
+@batch_rule(np.hstack)
+def hstack_rule(tup, tup_bdims, *, dtype=None, casting="same_kind"):
+    xs = _all_front_atleast(tup, tup_bdims, 1, np.atleast_1d)
+    axis = 1 if xs[0].ndim == 2 else 2  # 1-d examples join along their only axis
+    return np.concatenate(xs, axis=axis, dtype=dtype, casting=casting), 0
+
+
+@batch_rule(np.dstack)
+def dstack_rule(tup, tup_bdims):
+    return np.concatenate(_all_front_atleast(tup, tup_bdims, 3, np.atleast_3d), axis=3), 0
+
+
+def _as_column(a, b, n):
+    """One argument of np.column_stack, batch-first: 0-d and 1-d examples become columns."""
+    x = ensure_bdim(a, b, n)
+    r = x.ndim - 1
+    if r == 0:
+        return np.expand_dims(x, (1, 2))
+    if r == 1:
+        return np.expand_dims(x, 2)
+    return x
+
+
+@batch_rule(np.column_stack)
+def column_stack_rule(tup, tup_bdims):
+    n = batch_size_of(tup, tup_bdims)
+    return np.concatenate([_as_column(a, b, n) for a, b in zip(tup, tup_bdims)], axis=2), 0
+
+
+@batch_rule(np.append)
+def append_rule(arr, arr_bdim, values, values_bdim, axis=None):
+    # np.append is concatenate((ravel(arr), ravel(values))) for axis=None, which is
+    # concatenate's own axis=None.
+    return concatenate_rule([arr, values], [arr_bdim, values_bdim], axis=axis)
+
+
+# ---- block --------------------------------------------------------------------------------------
+def _block_leaves(obj, level, out: list) -> None:
+    if type(obj) is list:
+        for x in obj:
+            _block_leaves(x, level, out)
+    elif type(obj) is tuple:
+        raise TypeError("np.block: a tuple among the blocks. Only lists can be used to arrange "
+                        "blocks, and np.block does not allow implicit conversion from tuple to "
+                        "ndarray.")
+    else:
+        out.append(unwrap(obj, level))
+
+
+def _block_depth(obj) -> int:
+    depth = 0
+    while type(obj) is list and obj:
+        obj = obj[0]
+        depth += 1
+    return depth
+
+
+def _block_rebuild(obj, it):
+    if type(obj) is list:
+        return [_block_rebuild(x, it) for x in obj]
+    return next(it)
+
+
+@batch_rule(np.block, raw=True)
+def block_rule(level, args, kwargs):
+    """np.block on batch-first blocks raised to the result's logical rank: NumPy joins along
+    the last ``depth`` axes, all logical, and checks the nesting itself."""
+    (arrays,) = args if args else (kwargs["arrays"],)
+    pairs: list = []
+    _block_leaves(arrays, level, pairs)
+    rank = max([_block_depth(arrays)] + [logical_rank(v, b) if b is not None else np.ndim(v)
+                                         for v, b in pairs])
+    n = batch_size_of([v for v, _ in pairs], [b for _, b in pairs])
+    leaves = []
+    for v, b in pairs:
+        if b is None:
+            v = v if hasattr(v, "ndim") else np.asarray(v)
+        x = ensure_bdim(v, b, n)
+        missing = rank - (x.ndim - 1)
+        if missing > 0:
+            x = np.expand_dims(x, tuple(range(1, 1 + missing)))
+        leaves.append(x)
+    res = np.block(_block_rebuild(arrays, iter(leaves)))
+    return wrap(res, 0, level)
+
+
+# ---- splitting ----------------------------------------------------------------------------------
+def _split(x, bdim, indices_or_sections, axis, fn=np.split):
+    x = move_bdim_to_front(x, bdim)
+    nd = x.ndim - 1
+    parts = fn(x, indices_or_sections, axis=wrap_axis(axis, nd) + 1)
+    return [(p, 0) for p in parts]
+
+
 @batch_rule(np.split)
 def split_rule(ary, ary_bdim, indices_or_sections, axis=0):
-    x = move_bdim_to_front(ary, ary_bdim)
-    nd = logical_rank(x, 0)
-    parts = np.split(x, indices_or_sections, axis=wrap_axis(axis, nd) + 1)
-    return [(p, 0) for p in parts]
+    return _split(ary, ary_bdim, indices_or_sections, axis)
+
+
+@batch_rule(np.array_split)
+def array_split_rule(ary, ary_bdim, indices_or_sections, axis=0):
+    return _split(ary, ary_bdim, indices_or_sections, axis, np.array_split)
+
+
+@batch_rule(np.hsplit)
+def hsplit_rule(ary, ary_bdim, indices_or_sections):
+    nd = ary.ndim - 1
+    if nd == 0:
+        raise ValueError("hsplit only works on arrays of 1 or more dimensions")
+    return _split(ary, ary_bdim, indices_or_sections, 1 if nd > 1 else 0)
+
+
+@batch_rule(np.vsplit)
+def vsplit_rule(ary, ary_bdim, indices_or_sections):
+    if ary.ndim - 1 < 2:
+        raise ValueError("vsplit only works on arrays of 2 or more dimensions")
+    return _split(ary, ary_bdim, indices_or_sections, 0)
+
+
+@batch_rule(np.dsplit)
+def dsplit_rule(ary, ary_bdim, indices_or_sections):
+    if ary.ndim - 1 < 3:
+        raise ValueError("dsplit only works on arrays of 3 or more dimensions")
+    return _split(ary, ary_bdim, indices_or_sections, 2)
+
+
+@batch_rule(np.unstack)
+def unstack_rule(x, x_bdim, /, *, axis=0):
+    nd = x.ndim - 1
+    if nd == 0:
+        raise ValueError("Input array must be at least 1-d.")
+    parts = np.unstack(move_bdim_to_front(x, x_bdim), axis=wrap_axis(axis, nd) + 1)
+    return tuple((p, 0) for p in parts)

@@ -1,5 +1,7 @@
-"""Shape and view rules: reshape, ravel, transpose, moveaxis, swapaxes, expand_dims, squeeze,
-broadcast_to, flip, roll, diagonal, real, imag. Views stay views where NumPy returns views."""
+"""Shape and view rules: reshape, ravel, transpose, moveaxis, swapaxes, rollaxis,
+matrix_transpose, expand_dims, squeeze, atleast_1d/2d/3d, broadcast_to, broadcast_arrays, flip,
+fliplr, flipud, rot90, roll, diagonal, real, imag, astype. Views stay views where NumPy returns
+views."""
 
 from __future__ import annotations
 
@@ -7,12 +9,15 @@ import math
 import operator
 
 import numpy as np
+from numpy.exceptions import AxisError
 
 from ..registry import batch_rule
-from ._helpers import (NoValue, logical_shape, move_bdim_to_front, pad_to_rank, physical_axis,
-                       require, wrap_axes, wrap_axis)
+from ..tensor import BatchedTensor
+from ._helpers import (NoValue, batch_size_of, logical_shape, move_bdim_to_front,
+                       pad_to_rank, physical_axis, wrap_axes, wrap_axis)
 
 
+# ---- reshape / ravel ----------------------------------------------------------------------------
 def resolve_shape(shape, size: int) -> tuple:
     """The logical target shape of a reshape with any ``-1`` filled in (NumPy's errors)."""
     if isinstance(shape, (int, np.integer)):
@@ -33,23 +38,99 @@ def resolve_shape(shape, size: int) -> tuple:
     return shape
 
 
-def _example_is_c_ordered(x, bdim) -> bool:
-    """Whether one example's memory order is C order (so order='K'/'A' mean 'C')."""
+def _layout(x) -> tuple | None:
+    """(shape, strides) of ``x`` as if each of its examples at every outer level were stored on
+    its own (see ``_example_strides``); None when the backend has no strides."""
+    if type(x) is BatchedTensor:
+        inner = _layout(x._value)
+        return None if inner is None else _drop_batch_axis(*inner, x._bdim)
     strides = getattr(x, "strides", None)
-    if strides is None:
+    return None if strides is None else (tuple(x.shape), tuple(strides))
+
+
+def _drop_batch_axis(shape, strides, bdim) -> tuple:
+    """The layout of one example: the batch axis dropped and, where it sits inside the
+    example's axes, its factor divided out of the outer strides."""
+    shape, st = list(shape), list(strides)
+    n, bs = shape.pop(bdim), st.pop(bdim)
+    if n > 1 and bs != 0:
+        span = abs(bs) * n
+        st = [s // n if abs(s) >= span and s % n == 0 else s for s in st]
+    return tuple(shape), tuple(st)
+
+
+def _example_strides(x, bdim) -> tuple | None:
+    """One example's strides as if it were stored on its own; None means C order."""
+    layout = _layout(x)
+    return None if layout is None else _drop_batch_axis(*layout, bdim)[1]
+
+
+def _contiguous(shape, strides, itemsize, fortran: bool) -> bool:
+    """NumPy's C / F contiguity flag for this layout."""
+    if 0 in shape:
         return True
-    dims = [(s, st) for i, (s, st) in enumerate(zip(x.shape, strides)) if i != bdim and s != 1]
-    return all(st > 0 for _, st in dims) and all(
-        dims[i][1] >= dims[i + 1][1] * dims[i + 1][0] for i in range(len(dims) - 1))
+    pairs = zip(shape, strides) if fortran else zip(reversed(shape), reversed(strides))
+    expected = itemsize
+    for d, s in pairs:
+        if d != 1:
+            if s != expected:
+                return False
+            expected *= d
+    return True
 
 
-def _batched_reshape(x, bdim, lshape: tuple, order: str, copy=None):
-    """Reshape every example to ``lshape``; returns (out, out_bdim)."""
+def _any_order(x, bdim) -> str:
+    """order='A': 'F' if one example is Fortran contiguous and not C contiguous, else 'C'."""
+    st = _example_strides(x, bdim)
+    if st is None:
+        return "C"
+    shape = logical_shape(x, bdim)
+    size = x.dtype.itemsize
+    fortran = _contiguous(shape, st, size, True) and not _contiguous(shape, st, size, False)
+    return "F" if fortran else "C"
+
+
+def _keep_order_perm(x, bdim) -> tuple | None:
+    """order='K': one example's logical axes from slowest to fastest in memory, ordered as
+    NumPy's iterator orders them (stable; zero and size-1 strides are ambiguous and keep C order;
+    signs ignored). None means C order."""
+    st = _example_strides(x, bdim)
+    if st is None:
+        return None
+    shape = logical_shape(x, bdim)
+    st = [0 if d == 1 else abs(s) for d, s in zip(shape, st)]
+    perm = list(range(len(shape)))[::-1]  # fastest axis first, as the iterator stores them
+    for i0 in range(1, len(perm)):
+        j0 = perm[i0]
+        pos = i0
+        for i1 in range(i0 - 1, -1, -1):
+            s0, s1 = st[j0], st[perm[i1]]
+            if s0 == 0 or s1 == 0:
+                continue
+            if s1 <= s0:
+                break
+            pos = i1
+        if pos != i0:
+            perm[pos + 1:i0 + 1] = perm[pos:i0]
+            perm[pos] = j0
+    return tuple(perm[::-1])
+
+
+def _normalise_order(order):
+    if order is None:
+        return "C"
+    return order.upper() if isinstance(order, str) and len(order) == 1 else order
+
+
+def _batched_reshape(x, bdim, lshape: tuple, order, copy=None):
+    """Reshape every example to ``lshape``; returns (out, out_bdim).
+
+    ``order='A'`` follows one example's layout, judged as if it were stored on its own (the
+    batch axis compacted out), so it agrees with a loop over separately stored examples."""
     kw = {} if copy is None else {"copy": copy}
-    if order in ("A", "K"):
-        require(_example_is_c_ordered(x, bdim), f"reshape/ravel order={order!r} of an example "
-                                                f"whose memory order is not C")
-        order = "C"
+    order = _normalise_order(order)
+    if order == "A":
+        order = _any_order(x, bdim)
     if order == "F":
         # Batch axis last: in Fortran order each example is then one contiguous block.
         x = np.moveaxis(x, bdim, -1) if bdim != x.ndim - 1 else x
@@ -63,22 +144,37 @@ def _batched_reshape(x, bdim, lshape: tuple, order: str, copy=None):
 
 
 @batch_rule(np.reshape)
-def reshape_rule(a, a_bdim, shape=None, order="C", *, newshape=None, copy=None):
-    if shape is None:
-        shape = newshape
+def reshape_rule(a, a_bdim, shape=None, order="C", *, copy=None):
     if shape is None:
         raise TypeError("reshape() missing required argument 'shape' (pos 2)")
+    if _normalise_order(order) == "K":
+        raise ValueError("order 'K' is not permitted for reshaping")
     lshape = logical_shape(a, a_bdim)
     target = resolve_shape(shape, math.prod(lshape))
-    return _batched_reshape(a, a_bdim, target, order, copy)
+    try:
+        return _batched_reshape(a, a_bdim, target, order, copy)
+    except ValueError as e:
+        if copy is False and "copy" in str(e):
+            raise ValueError(
+                f"{e} Under vmap the examples are slices of one batched array, and this reshape "
+                f"of each example cannot be a view into that layout (an example stored on its "
+                f"own might allow one). Use copy=None to let it copy.") from None
+        raise
 
 
 @batch_rule(np.ravel)
 def ravel_rule(a, a_bdim, order="C"):
-    lshape = logical_shape(a, a_bdim)
-    return _batched_reshape(a, a_bdim, (math.prod(lshape),), order)
+    size = math.prod(logical_shape(a, a_bdim))
+    if _normalise_order(order) == "K":
+        perm = _keep_order_perm(a, a_bdim)
+        x = move_bdim_to_front(a, a_bdim)
+        if perm is not None:
+            x = np.transpose(x, (0,) + tuple(p + 1 for p in perm))
+        return _batched_reshape(x, 0, (size,), "C")
+    return _batched_reshape(a, a_bdim, (size,), order)
 
 
+# ---- axis permutations --------------------------------------------------------------------------
 @batch_rule(np.transpose)
 def transpose_rule(a, a_bdim, axes=None):
     nd = a.ndim - 1
@@ -95,11 +191,15 @@ def transpose_rule(a, a_bdim, axes=None):
     return np.transpose(x, (0,) + perm), 0
 
 
-@batch_rule(np.matrix_transpose)
 def matrix_transpose_rule(x, x_bdim, /):
     if x.ndim - 1 < 2:
         raise ValueError(f"Input array must be at least 2-dimensional, but it is {x.ndim - 1}")
     return np.swapaxes(move_bdim_to_front(x, x_bdim), -1, -2), 0
+
+
+# NumPy 2.4 has two function objects (np.matrix_transpose, np.linalg.matrix_transpose).
+for _op in {np.matrix_transpose, np.linalg.matrix_transpose}:
+    batch_rule(_op)(matrix_transpose_rule)
 
 
 @batch_rule(np.moveaxis)
@@ -120,6 +220,24 @@ def swapaxes_rule(a, a_bdim, axis1, axis2):
     return np.swapaxes(a, physical_axis(ax1, a_bdim), physical_axis(ax2, a_bdim)), a_bdim
 
 
+@batch_rule(np.rollaxis)
+def rollaxis_rule(a, a_bdim, axis, start=0):
+    n = a.ndim - 1
+    axis = wrap_axis(axis, n)
+    if start < 0:
+        start += n
+    if not 0 <= start < n + 1:
+        raise AxisError(f"'start' arg requires {-n} <= start < {n + 1}")
+    if axis < start:
+        start -= 1
+    if axis == start:
+        return a, a_bdim
+    axes = [ax for ax in range(n) if ax != axis]
+    axes.insert(start, axis)
+    return np.transpose(move_bdim_to_front(a, a_bdim), (0,) + tuple(ax + 1 for ax in axes)), 0
+
+
+# ---- adding and removing axes -------------------------------------------------------------------
 @batch_rule(np.expand_dims)
 def expand_dims_rule(a, a_bdim, axis):
     nd = a.ndim - 1
@@ -144,6 +262,37 @@ def squeeze_rule(a, a_bdim, axis=None):
     return np.squeeze(x, tuple(ax + 1 for ax in axes)), 0
 
 
+# Where np.atleast_{1,2,3}d put the new axes of a rank-r example (NumPy's placement).
+_ATLEAST_AXES = {
+    1: {0: (0,)},
+    2: {0: (0, 1), 1: (0,)},
+    3: {0: (0, 1, 2), 1: (0, 2), 2: (2,)},
+}
+
+
+def atleast_front(x, bdim, n: int):
+    """Batch-first view of one batched argument of np.atleast_{n}d, NumPy's axes added."""
+    x = move_bdim_to_front(x, bdim)
+    axes = _ATLEAST_AXES[n].get(x.ndim - 1)
+    return x if axes is None else np.expand_dims(x, tuple(ax + 1 for ax in axes))
+
+
+def _atleast_rule(op, n: int):
+    def rule(*arys, arys_bdims):
+        res = [(atleast_front(a, b, n), 0) if b is not None else (op(a), None)
+               for a, b in zip(arys, arys_bdims)]
+        return res[0] if len(res) == 1 else tuple(res)
+
+    rule.__name__ = f"atleast_{n}d_rule"
+    return batch_rule(op)(rule)
+
+
+atleast_1d_rule = _atleast_rule(np.atleast_1d, 1)
+atleast_2d_rule = _atleast_rule(np.atleast_2d, 2)
+atleast_3d_rule = _atleast_rule(np.atleast_3d, 3)
+
+
+# ---- broadcasting -------------------------------------------------------------------------------
 @batch_rule(np.broadcast_to)
 def broadcast_to_rule(array, array_bdim, shape, subok=False):
     shape = (shape,) if isinstance(shape, (int, np.integer)) else tuple(shape)
@@ -153,6 +302,22 @@ def broadcast_to_rule(array, array_bdim, shape, subok=False):
     return np.broadcast_to(x, (x.shape[0],) + shape, subok=subok), 0
 
 
+@batch_rule(np.broadcast_arrays)
+def broadcast_arrays_rule(*args, args_bdims, subok=False):
+    shapes = [logical_shape(a, b) for a, b in zip(args, args_bdims)]
+    shape = np.broadcast_shapes(*shapes)
+    n = batch_size_of(args, args_bdims)
+    out = []
+    for a, b in zip(args, args_bdims):
+        if b is None:
+            out.append((np.broadcast_to(a, shape, subok=subok), None))
+        else:
+            x = pad_to_rank(move_bdim_to_front(a, b), len(shape))
+            out.append((np.broadcast_to(x, (n,) + shape, subok=subok), 0))
+    return tuple(out)
+
+
+# ---- reversing, rotating, rolling ---------------------------------------------------------------
 @batch_rule(np.flip)
 def flip_rule(m, m_bdim, axis=None):
     nd = m.ndim - 1
@@ -160,13 +325,40 @@ def flip_rule(m, m_bdim, axis=None):
     return np.flip(m, tuple(physical_axis(ax, m_bdim) for ax in axes)), m_bdim
 
 
+@batch_rule(np.fliplr)
+def fliplr_rule(m, m_bdim):
+    if m.ndim - 1 < 2:
+        raise ValueError("Input must be >= 2-d.")
+    return np.flip(m, physical_axis(1, m_bdim)), m_bdim
+
+
+@batch_rule(np.flipud)
+def flipud_rule(m, m_bdim):
+    if m.ndim - 1 < 1:
+        raise ValueError("Input must be >= 1-d.")
+    return np.flip(m, physical_axis(0, m_bdim)), m_bdim
+
+
+@batch_rule(np.rot90)
+def rot90_rule(m, m_bdim, k=1, axes=(0, 1)):
+    nd = m.ndim - 1
+    axes = tuple(axes)
+    if len(axes) != 2:
+        raise ValueError("len(axes) must be 2.")
+    if axes[0] == axes[1] or abs(axes[0] - axes[1]) == nd:
+        raise ValueError("Axes must be different.")
+    if not (-nd <= axes[0] < nd and -nd <= axes[1] < nd):
+        raise ValueError(f"Axes={axes} out of range for array of ndim={nd}.")
+    phys = tuple(physical_axis(ax % nd, m_bdim) for ax in axes)
+    return np.rot90(m, k, phys), m_bdim
+
+
 @batch_rule(np.roll)
 def roll_rule(a, a_bdim, shift, axis=None):
     x = move_bdim_to_front(a, a_bdim)
     if axis is None:
-        lshape = x.shape[1:]
-        flat = np.reshape(x, (x.shape[0], math.prod(lshape)))
-        require(np.ndim(shift) == 0, "np.roll with several shifts and axis=None")
+        flat = np.reshape(x, (x.shape[0], math.prod(x.shape[1:])))
+        # Several shifts on the one flat axis add up, as they do in np.roll itself.
         return np.reshape(np.roll(flat, shift, axis=1), x.shape), 0
     nd = x.ndim - 1
     if isinstance(axis, (tuple, list)):
@@ -188,6 +380,7 @@ def diagonal_rule(a, a_bdim, offset=0, axis1=0, axis2=1):
     return np.diagonal(move_bdim_to_front(a, a_bdim), offset, ax1 + 1, ax2 + 1), 0
 
 
+# ---- elementwise views and casts ----------------------------------------------------------------
 def _elementwise_keep_bdim(op):
     @batch_rule(op)
     def rule(val, val_bdim):
@@ -200,4 +393,13 @@ def _elementwise_keep_bdim(op):
 real_rule = _elementwise_keep_bdim(np.real)
 imag_rule = _elementwise_keep_bdim(np.imag)
 
-__all__ = ["resolve_shape", "NoValue"]
+
+@batch_rule(np.astype)
+def astype_rule(x, x_bdim, dtype, /, *, copy=True, device=None):
+    if isinstance(x, np.ndarray):
+        return np.astype(x, dtype, copy=copy, device=device), x_bdim
+    # np.astype accepts only NumPy arrays; other backends (and outer levels) have the method.
+    return x.astype(dtype, copy=copy), x_bdim
+
+
+__all__ = ["resolve_shape", "atleast_front", "NoValue"]
