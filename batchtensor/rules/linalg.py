@@ -51,8 +51,8 @@ def stacked(op, core_ranks: dict) -> None:
 _STACKED = {
     "a": ["cholesky", "det", "eig", "eigh", "eigvals", "eigvalsh", "inv", "slogdet", "svd",
           "matrix_power"],
-    "x": ["cond", "svdvals", "matrix_norm", "matrix_transpose", "diagonal"],
-}
+    "x": ["cond", "svdvals", "matrix_norm", "diagonal"],
+}  # linalg.matrix_transpose is a view op: rules/views.py
 for _arg, _names in _STACKED.items():
     for _name in _names:
         stacked(getattr(np.linalg, _name), {_arg: 2})
@@ -165,8 +165,8 @@ def lstsq_rule(a, a_bdim, b, b_bdim, rcond=None):
         y = np.expand_dims(y, -1)
     u, s, vh = np.linalg.svd(x, full_matrices=False)
     large = s > cut * s[..., :1]
-    rank = np.count_nonzero(large, axis=-1).astype(np.int32)
-    sinv = np.divide(1, s, out=np.zeros_like(s), where=large)
+    rank = np.sum(large, axis=-1).astype(np.int32)
+    sinv = np.divide(large, np.where(large, s, 1))  # 1/s, 0 where cut off
     uhb = np.matmul(np.conjugate(np.swapaxes(u, -1, -2)), y)
     sol = np.matmul(np.conjugate(np.swapaxes(vh, -1, -2)), sinv[..., None] * uhb)
     full = np.all(rank == n) if m > n else False
@@ -192,11 +192,9 @@ def qr_rule(a, a_bdim, mode="reduced"):
     if logical_rank(a, a_bdim) < 2:
         raise_numpy_error(np.linalg.qr, stand_in(a, a_bdim), mode)
     res = np.linalg.qr(move_bdim_to_front(a, a_bdim), mode)
-    if mode == "raw":
-        h, tau = res  # NumPy transposes *every* axis of h: the batch axis ends up last
-        return (h, h.ndim - 1), (tau, 0)
-    if isinstance(res, tuple):
-        return type(res)(*((r, 0) for r in res))
+    if isinstance(res, tuple):  # QRResult, or raw mode's (h, tau)
+        items = [(r, 0) for r in res]
+        return type(res)(*items) if hasattr(type(res), "_fields") else tuple(items)
     return res, 0
 
 
