@@ -78,6 +78,11 @@ def _out_of(out, level, name):
     return move_bdim_to_front(ov, ob), o
 
 
+def _vdot_nc(x, y):
+    """sum(x * y) over the last axis without conjugation (vecdot conjugates x)."""
+    return np.vecdot(np.conjugate(x) if x.dtype.kind == "c" else x, y)
+
+
 # ---- dot, vdot, inner, outer, kron --------------------------------------------------------------
 @batch_rule(np.dot)
 def dot_rule(a, a_bdim, b, b_bdim, out=None):
@@ -97,6 +102,8 @@ def dot_rule(a, a_bdim, b, b_bdim, out=None):
         y = np.moveaxis(b, b_bdim, -1) if rb == 1 else move_bdim_to_front(b, b_bdim)
         return np.dot(a, y), ra - 1
     x, y = move_bdim_to_front(a, a_bdim), move_bdim_to_front(b, b_bdim)
+    if ra == 1 and rb == 1:
+        return _vdot_nc(x, y), 0
     xs, ys = x.shape[1:], y.shape[1:]
     k = rb - 1 if rb == 1 else rb - 2
     if xs[-1] != ys[k]:
@@ -135,6 +142,8 @@ def inner_rule(a, a_bdim, b, b_bdim):
     if a_bdim is None:
         return np.inner(a, move_bdim_to_front(b, b_bdim)), ra - 1
     x, y = move_bdim_to_front(a, a_bdim), move_bdim_to_front(b, b_bdim)
+    if ra == 1 and rb == 1:
+        return _vdot_nc(x, y), 0
     xs, ys = x.shape[1:], y.shape[1:]
     if xs[-1] != ys[-1]:
         raise ValueError(f"shapes {xs} and {ys} not aligned: {xs[-1]} (dim {ra - 1}) != "
@@ -200,6 +209,12 @@ def matmul_rule(level, args, kwargs):
     ra, rb = logical_rank(a, ab), logical_rank(b, bb)
     if ra == 0 or rb == 0:
         raise_numpy_error(np.matmul, stand_in(a, ab), stand_in(b, bb))
+    if out is None and rb == 2 and ra == 1 and bb is None:
+        # vector @ shared matrix: the batch of vectors is one matrix, one GEMM
+        return wrap(np.matmul(move_bdim_to_front(a, ab), b, **kw), 0, level)
+    if out is None and ra == 2 and rb == 1 and ab is None:
+        # shared matrix @ vector: (B, k) @ a.T, one GEMM (the same products per element)
+        return wrap(np.matmul(move_bdim_to_front(b, bb), np.swapaxes(a, -1, -2), **kw), 0, level)
     # A batched 1-D operand becomes a matrix with a size-1 axis, removed from the result.
     drop_n = ab is not None and ra == 1
     drop_m = bb is not None and rb == 1
@@ -372,7 +387,9 @@ def einsum_rule(level, args, kwargs):
     if len(terms) != len(operands):
         raise ValueError(f"einsum(): the subscripts {subscripts!r} name {len(terms)} operands "
                          f"but {len(operands)} were given")
-    (batch,) = _letters(1, set(subscripts))
+    free = _letters(1, set(subscripts))
+    require(bool(free), "einsum that uses all 52 letters (none left for the batch axis)")
+    batch = free[0]
     new_terms, vals, any_batched = [], [], False
     for term, x in zip(terms, operands):
         v, b = unwrap(x, level)
