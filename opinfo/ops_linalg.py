@@ -158,7 +158,8 @@ def qr_samples(rng, dtype):
 
 # ---- solve, lstsq, pinv, matrix_rank ------------------------------------------------------------
 def solve_samples(rng, dtype):
-    cases = [((3,), (3,), "vector b"), ((3,), (3, 2), "matrix b"), ((2,), (3,), "stacked a, vector b"),
+    cases = [((3,), (3,), "vector b"), ((3,), (3, 2), "matrix b"),
+             ((2,), (3,), "stacked a, vector b"),
              ((2,), (2, 3, 2), "stacked a and b"), ((), (2, 3, 2), "a broadcast to b's stack"),
              ((2, 1), (3,), "a with 2 loop dims, vector b"), ((), (3, 0), "0 columns")]
     for abatch, bshape, name in cases:
@@ -200,7 +201,8 @@ def pinv_samples(rng, dtype):
     yield SampleInput((make_array(rng, (3, 4), dtype), 0.1), {}, "rcond=0.1")
     yield SampleInput((make_array(rng, (3, 4), dtype), make_array(rng, (), F64, low=0, high=0.5)),
                       {}, "rcond array (per example)")
-    yield SampleInput((make_array(rng, (2, 3, 4), dtype), make_array(rng, (2,), F64, low=0, high=0.5)),
+    yield SampleInput((make_array(rng, (2, 3, 4), dtype),
+                       make_array(rng, (2,), F64, low=0, high=0.5)),
                       {}, "rcond per matrix of the stack")
     yield SampleInput((make_array(rng, (3, 4), dtype),), {"rtol": None}, "rtol=None")
     yield SampleInput((make_array(rng, (3, 4), dtype),),
@@ -218,7 +220,8 @@ def matrix_rank_samples(rng, dtype):
     yield SampleInput((make_array(rng, (3, 4), dtype), 1.0), {}, "tol=1.0")
     yield SampleInput((make_array(rng, (3, 4), dtype), make_array(rng, (), F64, low=0, high=3)),
                       {}, "tol array (per example)")
-    yield SampleInput((make_array(rng, (2, 3, 4), dtype), make_array(rng, (2,), F64, low=0, high=3)),
+    yield SampleInput((make_array(rng, (2, 3, 4), dtype),
+                       make_array(rng, (2,), F64, low=0, high=3)),
                       {}, "tol per matrix")
     yield SampleInput((make_array(rng, (3, 4), dtype),), {"rtol": 0.3}, "rtol")
     yield SampleInput((_spd(rng, 3, dtype),), {"hermitian": True}, "hermitian")

@@ -158,9 +158,10 @@ def lstsq_rule(a, a_bdim, b, b_bdim, rcond=None):
     if rcond is None:
         rcond = np.finfo(t).eps * max(n, m)
     cut = rcond if 0 < rcond < 1 else np.finfo(t).eps / 2
-    size = batch_size_of([a, b], [a_bdim, b_bdim])
-    x = ensure_bdim(a, a_bdim, size).astype(t)
-    y = ensure_bdim(b, b_bdim, size).astype(t)
+    # A shared `a` (many right-hand sides) is factorised once; its rank and singular values are
+    # then the same for every example and come back unbatched.
+    x = (a if a_bdim is None else move_bdim_to_front(a, a_bdim)).astype(t)
+    y = (b if b_bdim is None else move_bdim_to_front(b, b_bdim)).astype(t)
     if len(sb) == 1:
         y = np.expand_dims(y, -1)
     u, s, vh = np.linalg.svd(x, full_matrices=False)
@@ -169,7 +170,7 @@ def lstsq_rule(a, a_bdim, b, b_bdim, rcond=None):
     sinv = np.divide(large, np.where(large, s, 1))  # 1/s, 0 where cut off
     uhb = np.matmul(np.conjugate(np.swapaxes(u, -1, -2)), y)
     sol = np.matmul(np.conjugate(np.swapaxes(vh, -1, -2)), sinv[..., None] * uhb)
-    full = np.all(rank == n) if m > n else False
+    full = bool(np.all(rank == n)) if m > n else False
     if m > n and not full and bool(np.any(rank == n)):
         raise BatchingError(
             "numpy.linalg.lstsq: the residuals have shape (k,) for the examples whose `a` has "
@@ -177,13 +178,13 @@ def lstsq_rule(a, a_bdim, b, b_bdim, rcond=None):
             "batched array. Compute the residuals yourself (np.sum(abs(a @ x - b)**2, axis=0)) "
             "or make every example full rank (or rank-deficient).")
     if full:
-        resid = np.sum(np.abs(y - np.matmul(x, sol)) ** 2, axis=-2)
+        resid = (np.sum(np.abs(y - np.matmul(x, sol)) ** 2, axis=-2).astype(real_t), 0)
     else:
-        resid = np.zeros((size, 0), dtype=real_t, like=s)
+        resid = (np.zeros((0,), dtype=real_t, like=s), None)
     if len(sb) == 1:
         sol = np.squeeze(sol, -1)
-    return ((sol.astype(result_t), 0), (resid.astype(real_t), 0), (rank, 0),
-            (s.astype(real_t), 0))
+    ab = None if a_bdim is None else 0
+    return (sol.astype(result_t), 0), resid, (rank, ab), (s.astype(real_t), ab)
 
 
 # ---- qr, norms ----------------------------------------------------------------------------------

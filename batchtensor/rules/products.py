@@ -15,10 +15,10 @@ import string
 import numpy as np
 
 from ..boxed.pointwise import unbatched_out_error
-from ..boxed.variadic import align_core, gufunc_call, parse_signature
+from ..boxed.variadic import gufunc_call, parse_signature
 from ..dispatch import unwrap, wrap
 from ..registry import batch_rule, op_name
-from ._helpers import (align_pointwise, ensure_bdim, logical_rank, logical_shape,
+from ._helpers import (align_pointwise, logical_rank, logical_shape,
                        move_bdim_to_front, pad_to_rank, require, wrap_axis)
 
 
