@@ -80,6 +80,10 @@ def _variadic_handler(core_ranks: Mapping[str, int], entry, level, values, extra
     params = entry.binder.params
     idx = [i for i, p in enumerate(params) if p.name in core_ranks and values[i] is not None]
     pairs = [unwrap(values[i], level) for i in idx]
+    for i, (v, b) in zip(idx, pairs):
+        # an example without its core dims: the batch axis must not be read as a core dim
+        require(logical_rank(v, b) >= core_ranks[params[i].name],
+                f"{entry.name}: an example with fewer dims than {params[i].name}'s core")
     aligned = align_core([v for v, _ in pairs], [b for _, b in pairs],
                          [core_ranks[params[i].name] for i in idx])
     values = list(values)

@@ -1,3 +1,13 @@
 """C-style batch rules, one module per op family. Importing this package registers them."""
 
-from . import elementwise, indexing, joining, linalg, reductions, shape, sorting, views  # noqa: F401
+from . import (  # noqa: F401
+    elementwise,
+    indexing,
+    joining,
+    linalg,
+    products,
+    reductions,
+    shape,
+    sorting,
+    views,
+)

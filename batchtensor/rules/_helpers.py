@@ -47,7 +47,9 @@ def logical_rank(x: Any, bdim: int | None) -> int:
 
 
 def logical_shape(x: Any, bdim: int | None) -> tuple:
-    s = tuple(np.shape(x))
+    # x.shape first: an unbatched operand may be a BatchedTensor of an outer level, whose
+    # np.shape would dispatch (to the per-example loop) instead of giving its logical shape.
+    s = tuple(x.shape) if hasattr(x, "shape") else tuple(np.shape(x))
     if bdim is None:
         return s
     return s[:bdim] + s[bdim + 1:]
