@@ -69,34 +69,56 @@ def ufunc_pointwise(ufunc, inputs: Sequence, kwargs: dict) -> Any:
         return tuple(wrap(r, out_bdim, level) for r in res)
 
     # With out= and/or where=: everything batch-first, padded to one logical rank.
-    extra_vals, extra_bdims = [], []
     outs = out if isinstance(out, tuple) else (out,) if out is not None else ()
     out_pairs = [unwrap(o, level) if o is not None else (None, None) for o in outs]
     for (o, ob), orig in zip(out_pairs, outs):
         if orig is not None and ob is None:
             raise unbatched_out_error(name)
-    w, wb = unwrap(where, level) if _is_array_arg(where) else (where, None)
+    has_where = _is_array_arg(where)
+    w, wb = unwrap(where, level) if has_where else (where, None)
     rank = max([logical_rank(v, b) for v, b in zip(vals, bdims)]
                + [logical_rank(o, ob) for o, ob in out_pairs if o is not None]
-               + ([logical_rank(w, wb)] if _is_array_arg(where) else []))
+               + ([logical_rank(w, wb)] if has_where else []))
     vals = align_front(vals, bdims, rank)
-    if all(b is None for b in bdims) and not outs:
+    if all(b is None for b in bdims) and wb is not None and not outs:
         # Only `where` is batched: give the output its batch axis through an array input
         # (a broadcast view). Python scalars must stay weak, so never convert one.
         i = next((i for i, v in enumerate(vals) if hasattr(v, "ndim")), None)
         require(i is not None, "where= is batched and every input is a Python scalar")
         vals[i] = pad_to_rank(ensure_bdim(vals[i], None, w.shape[wb]), rank)
-    if _is_array_arg(where):
+    if has_where:
         kw["where"] = align_front([w], [wb], rank)[0]
-    if outs:
-        kw["out"] = tuple(None if o is None else align_front([o], [ob], rank)[0]
-                          for o, ob in out_pairs)
-        ufunc(*vals, **kw)
-        return out if not isinstance(out, tuple) or ufunc.nout > 1 else out[0]
+    if not outs:
+        res = ufunc(*vals, **kw)
+        if ufunc.nout == 1:
+            return wrap(res, 0, level)
+        return tuple(wrap(r, 0, level) for r in res)
+    phys_outs = tuple(None if o is None else align_front([o], [ob], rank)[0]
+                      for o, ob in out_pairs)
+    kw["out"] = phys_outs
     res = ufunc(*vals, **kw)
+    if ufunc in _STRIDED_BOOL_OUT_BUG and phys_outs[0] is not None:
+        _rewrite_bool_out(ufunc, vals, kw)
     if ufunc.nout == 1:
-        return wrap(res, 0, level)
-    return tuple(wrap(r, 0, level) for r in res)
+        return outs[0]
+    # Outputs without an out= array are new arrays of the iteration shape, which includes
+    # the batched out= arrays: batched at 0.
+    return tuple(orig if orig is not None else wrap(r, 0, level) for orig, r in zip(outs, res))
+
+
+#: NumPy 2.4's SIMD loops of these ufuncs (float32/float64 input) write wrong values into a
+#: bool ``out`` whose elements are not adjacent (``np.isnan(x, out=o[::2])``), which batch
+#: axes moved to the front often produce.
+_STRIDED_BOOL_OUT_BUG = frozenset({np.isnan, np.isinf, np.isfinite, np.signbit})
+
+
+def _rewrite_bool_out(ufunc, vals, kw) -> None:
+    """Recompute into a fresh (contiguous) array and copy into ``out`` where ``where`` is set
+    (the first call already validated the arguments and raised NumPy's own errors)."""
+    kw = dict(kw)
+    o = kw.pop("out")[0]
+    where = kw.pop("where", True)
+    np.copyto(o, ufunc(*vals, **kw), where=where)
 
 
 def _pointwise_handler(entry, level, values, extra, extra_kw):
