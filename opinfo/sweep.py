@@ -315,8 +315,7 @@ def run_variant(info, dtype, examples, arrays, td, axes, batch, *, noncontig=Fal
         j = arrays.index(info.inplace)
         ax = axes[j]
         written = np.stack([a[info.inplace] for a in after], axis=ax)
-        if not np.array_equal(mapped[j], written, equal_nan=True):
-            raise SweepFailure(f"{where}: the in-place write differs from the loop's")
+        compare(info, dtype, mapped[j], written, f"{where}: the in-place write")
     return run.paths
 
 
