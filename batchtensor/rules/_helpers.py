@@ -47,7 +47,8 @@ def logical_rank(x: Any, bdim: int | None) -> int:
 
 
 def logical_shape(x: Any, bdim: int | None) -> tuple:
-    s = tuple(np.shape(x))
+    s = getattr(x, "shape", None)  # np.shape would dispatch a BatchedTensor of an outer level
+    s = tuple(s) if s is not None else tuple(np.shape(x))
     if bdim is None:
         return s
     return s[:bdim] + s[bdim + 1:]
