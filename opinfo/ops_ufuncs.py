@@ -43,6 +43,10 @@ _INT_DOMAIN = {
 }
 
 
+#: integer ufuncs that divide (a zero divisor gives 0 with a RuntimeWarning, no error)
+_INT_DIVISION = {"floor_divide", "remainder", "fmod", "divmod"}
+
+
 def _has_loop(uf, char: str) -> bool:
     return any(set(t.split("->")[0]) == {char} for t in uf.types)
 
@@ -137,6 +141,11 @@ def call_samples(uf):
         if dt.kind in "fiu" and _has_loop(uf, "f"):
             yield SampleInput(_args(rng, uf, [(3, 4)] * nin, dtype), {"dtype": np.float32},
                               "dtype=float32")
+        if dt.kind in "iu" and name in _INT_DIVISION:
+            x, y = _args(rng, uf, [(3, 4), (3, 4)], dtype)
+            y[:, 0] = 0
+            yield SampleInput((x, y), {}, "integer division by zero")
+            yield SampleInput((x, 0), {}, "integer division by a Python 0")
         if dt.kind in "iu" and name == "power":
             x, e = _args(rng, uf, [(3, 4), (3, 4)], dtype)
             e[0, 0] = -1

@@ -17,8 +17,8 @@ import numpy as np
 from ..boxed.pointwise import pointwise
 from ..errors import BatchingError
 from ..registry import batch_rule, decomposition
-from ._helpers import (dry_run, ensure_bdim, logical_shape, move_bdim_to_front, physical_axis,
-                       require, wrap_axis)
+from ._helpers import (dry_run, ensure_bdim, logical_rank, logical_shape, move_bdim_to_front,
+                       pad_to_rank, physical_axis, require, wrap_axis)
 
 #: op -> the parameters that are arrays broadcasting against each other
 POINTWISE_FUNCTIONS = {
@@ -105,12 +105,19 @@ def round_rule(number, number_bdim, ndigits=None):
 
 # ---- along an axis ------------------------------------------------------------------------------
 @batch_rule(np.unwrap)
-def unwrap_rule(p, p_bdim, discont=None, axis=-1, *, period=2 * np.pi):
-    nd = p.ndim - 1
+def unwrap_rule(p, p_bdim, discont=None, discont_bdim=None, axis=-1, *, period=2 * np.pi):
+    nd = logical_rank(p, p_bdim)
     if nd == 0:
         dry_run(np.unwrap, (), p.dtype, discont, axis, period=period)
-    ax = physical_axis(wrap_axis(axis, nd), p_bdim)
-    return np.unwrap(p, discont, axis=ax, period=period), p_bdim
+    ax = wrap_axis(axis, nd)
+    if discont_bdim is None:
+        return np.unwrap(p, discont, axis=physical_axis(ax, p_bdim), period=period), p_bdim
+    # A batched discont only meets the differences elementwise (|dp| < discont): lay it out
+    # batch-first like p, right-aligned.
+    size = discont.shape[discont_bdim]
+    p = ensure_bdim(p, p_bdim, size)
+    discont = pad_to_rank(move_bdim_to_front(discont, discont_bdim), nd)
+    return np.unwrap(p, discont, axis=ax + 1, period=period), 0
 
 
 # ---- interp -------------------------------------------------------------------------------------
