@@ -305,6 +305,8 @@ def _outer_samples(uf):
             yield SampleInput((_arg(rng, uf, 0, sa, dtype), _arg(rng, uf, 1, sb, dtype)), {},
                               f"{sa} x {sb}")
         yield SampleInput((_arg(rng, uf, 0, (3,), dtype), 2), {}, "Python scalar")
+        yield SampleInput((1.5, _arg(rng, uf, 1, (3,), dtype)), {},
+                          "Python float first (outer makes it an array: not weak)")
         yield SampleInput((_arg(rng, uf, 0, (3,), dtype), _arg(rng, uf, 1, (2,), dtype)),
                           {"dtype": np.float64}, "dtype=")
     return gen
@@ -368,7 +370,7 @@ def _at_op(uf):
 
 def _method_ops():
     ops = []
-    for uf, dts in [(np.add, (np.float64, np.int64)), (np.subtract, (np.float64,)),
+    for uf, dts in [(np.add, (np.float64, np.int64, np.float32)), (np.subtract, (np.float64,)),
                     (np.power, (np.float64,)), (np.greater, (np.float64, np.int64)),
                     (np.logical_and, (np.bool_,)), (np.arctan2, (np.float64,))]:
         ops.append(OpInfo(f"{uf.__name__}.outer", uf.outer, _outer_samples(uf), "rule",

@@ -77,6 +77,9 @@ def _outer(ufunc, inputs, kwargs):
     kw = dict(kwargs)
     out = kw.pop("out", None)
     (a, ab), (b, bb) = (unwrap(x, level) for x in inputs)
+    # outer converts its operands to arrays: a Python scalar is not weak here.
+    a = a if hasattr(a, "ndim") else np.asarray(a)
+    b = b if hasattr(b, "ndim") else np.asarray(b)
     ra, rb = logical_rank(a, ab), logical_rank(b, bb)
     # Example shapes (*sa) and (*sb) give (*sa, *sb): lay a out as (B, *sa, 1...) and b as
     # (B, 1..., *sb); an unbatched operand broadcasts right-aligned as it is.
