@@ -378,7 +378,8 @@ class BatchedTensor:
         _dispatch.function_call(ndarray_fill, (self, value), {})
 
     def __round__(self, ndigits=None):
-        return np.round(self, 0 if ndigits is None else ndigits)
+        args = (self,) if ndigits is None else (self, ndigits)
+        return _dispatch.function_call(round, args, {})
 
     # Python operators are defined below by _install_operators.
 

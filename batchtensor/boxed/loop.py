@@ -88,6 +88,13 @@ def _announce(op, name: str) -> None:
 def loop_call(op, args: tuple, kwargs: dict, level) -> Any:
     """Run ``op`` per example of ``level`` and stack the results along a new axis 0."""
     name = op_name(op)
+    out = kwargs.get("out")
+    for o in out if isinstance(out, tuple) else (out,):
+        if o is not None and not (type(o) is BatchedTensor and o._level is level):
+            # Every example would write into the same array.
+            from .pointwise import unbatched_out_error  # noqa: PLC0415
+
+            raise unbatched_out_error(name)
     _announce(op, name)
     n = _batch_size((args, kwargs), level)
     if n is None:

@@ -9,6 +9,7 @@ ones); ``pointwise(op, arrays=...)`` registers a function such as ``np.clip``.
 from __future__ import annotations
 
 import inspect
+from functools import partial
 from typing import Any, Sequence
 
 import numpy as np
@@ -16,7 +17,7 @@ import numpy as np
 from ..dispatch import _RECORDERS, _record, scan_level, unwrap, wrap
 from ..errors import BatchingError
 from ..registry import ARRAY, OpEntry, binder_from_signature, op_name, register
-from ..rules._helpers import (align_front, align_pointwise, ensure_bdim, logical_rank,
+from ..rules._helpers import (align_front, align_pointwise, ensure_bdim, given, logical_rank,
                               move_bdim_to_front, pad_to_rank, require)
 
 __all__ = ["pointwise", "ufunc_pointwise", "align_out", "unbatched_out_error"]
@@ -69,59 +70,93 @@ def ufunc_pointwise(ufunc, inputs: Sequence, kwargs: dict) -> Any:
         return tuple(wrap(r, out_bdim, level) for r in res)
 
     # With out= and/or where=: everything batch-first, padded to one logical rank.
-    extra_vals, extra_bdims = [], []
     outs = out if isinstance(out, tuple) else (out,) if out is not None else ()
     out_pairs = [unwrap(o, level) if o is not None else (None, None) for o in outs]
     for (o, ob), orig in zip(out_pairs, outs):
         if orig is not None and ob is None:
             raise unbatched_out_error(name)
-    w, wb = unwrap(where, level) if _is_array_arg(where) else (where, None)
+    has_where = _is_array_arg(where)
+    w, wb = unwrap(where, level) if has_where else (where, None)
     rank = max([logical_rank(v, b) for v, b in zip(vals, bdims)]
                + [logical_rank(o, ob) for o, ob in out_pairs if o is not None]
-               + ([logical_rank(w, wb)] if _is_array_arg(where) else []))
+               + ([logical_rank(w, wb)] if has_where else []))
     vals = align_front(vals, bdims, rank)
-    if all(b is None for b in bdims) and not outs:
+    if all(b is None for b in bdims) and wb is not None and not outs:
         # Only `where` is batched: give the output its batch axis through an array input
         # (a broadcast view). Python scalars must stay weak, so never convert one.
         i = next((i for i, v in enumerate(vals) if hasattr(v, "ndim")), None)
         require(i is not None, "where= is batched and every input is a Python scalar")
         vals[i] = pad_to_rank(ensure_bdim(vals[i], None, w.shape[wb]), rank)
-    if _is_array_arg(where):
+    if has_where:
         kw["where"] = align_front([w], [wb], rank)[0]
-    if outs:
-        kw["out"] = tuple(None if o is None else align_front([o], [ob], rank)[0]
-                          for o, ob in out_pairs)
-        ufunc(*vals, **kw)
-        return out if not isinstance(out, tuple) or ufunc.nout > 1 else out[0]
+    if not outs:
+        res = ufunc(*vals, **kw)
+        if ufunc.nout == 1:
+            return wrap(res, 0, level)
+        return tuple(wrap(r, 0, level) for r in res)
+    phys_outs = tuple(None if o is None else align_front([o], [ob], rank)[0]
+                      for o, ob in out_pairs)
+    kw["out"] = phys_outs
     res = ufunc(*vals, **kw)
+    if ufunc in _STRIDED_BOOL_OUT_BUG and phys_outs[0] is not None:
+        _rewrite_bool_out(ufunc, vals, kw)
     if ufunc.nout == 1:
-        return wrap(res, 0, level)
-    return tuple(wrap(r, 0, level) for r in res)
+        return outs[0]
+    # Outputs without an out= array are new arrays of the iteration shape, which includes
+    # the batched out= arrays: batched at 0.
+    return tuple(orig if orig is not None else wrap(r, 0, level) for orig, r in zip(outs, res))
 
 
-def _pointwise_handler(entry, level, values, extra, extra_kw):
-    binder = entry.binder
+#: NumPy 2.4's SIMD loops of these ufuncs (float32/float64 input) write wrong values into a
+#: bool ``out`` whose elements are not adjacent (``np.isnan(x, out=o[::2])``), which batch
+#: axes moved to the front often produce.
+_STRIDED_BOOL_OUT_BUG = frozenset({np.isnan, np.isinf, np.isfinite, np.signbit})
+
+
+def _rewrite_bool_out(ufunc, vals, kw) -> None:
+    """Recompute into a fresh (contiguous) array and copy into ``out`` where ``where`` is set
+    (the first call already validated the arguments and raised NumPy's own errors)."""
+    kw = dict(kw)
+    o = kw.pop("out")[0]
+    where = kw.pop("where", True)
+    np.copyto(o, ufunc(*vals, **kw), where=where)
+
+
+def _pointwise_handler(arr_idx, out_idx, where_idx, entry, level, values, extra, extra_kw):
     name = entry.name
-    arr_idx = [i for i, p in enumerate(binder.params) if p.kind is ARRAY and p.name != "out"]
-    out_idx = next((i for i, p in enumerate(binder.params) if p.name == "out"), None)
-    present = [i for i in arr_idx if values[i] is not None and values[i] is not np._NoValue]
+    present = [i for i in arr_idx if given(values[i])]
     pairs = [unwrap(values[i], level) for i in present]
+    vals, bdims = [v for v, _ in pairs], [b for _, b in pairs]
     out = values[out_idx] if out_idx is not None else None
-    if out is not None:
-        o, ob = unwrap(out, level)
-        if ob is None:
-            raise unbatched_out_error(name)
-        rank = max([logical_rank(v, b) for v, b in pairs] + [logical_rank(o, ob)])
-        aligned = align_front([v for v, _ in pairs], [b for _, b in pairs], rank)
-        out_bdim = 0
-        values = list(values)
-        values[out_idx] = move_bdim_to_front(o, ob)
+    if type(out) is tuple and len(out) == 1:
+        out = out[0]
+    where = values[where_idx] if where_idx is not None else _OMIT
+    values = list(values)
+    if out is None and where is _OMIT:
+        aligned, out_bdim = align_pointwise(vals, bdims)
     else:
-        aligned, out_bdim = align_pointwise([v for v, _ in pairs], [b for _, b in pairs])
-        values = list(values)
+        # out= and/or where=: everything batch-first, padded to one logical rank.
+        o, ob = unwrap(out, level)
+        if out is not None and ob is None:
+            raise unbatched_out_error(name)
+        w, wb = unwrap(where, level) if where is not _OMIT else (None, None)
+        rank = max([logical_rank(v, b) for v, b in pairs]
+                   + ([logical_rank(o, ob)] if out is not None else [])
+                   + ([logical_rank(w, wb)] if where is not _OMIT else []))
+        require(out is not None or any(b is not None for b in bdims),
+                f"{name}: only where= is batched")
+        aligned, out_bdim = align_front(vals, bdims, rank), 0
+        if out is not None and bdims and bdims[0] is None and hasattr(aligned[0], "ndim"):
+            # Give the main array its batch axis (a broadcast view): ndarray.round's out=
+            # must have the input's shape, it does not broadcast.
+            aligned[0] = pad_to_rank(ensure_bdim(aligned[0], None, o.shape[ob]), rank)
+        if out is not None:
+            values[out_idx] = align_front([o], [ob], rank)[0]
+        if wb is not None:
+            values[where_idx] = align_front([w], [wb], rank)[0]
     for i, v in zip(present, aligned):
         values[i] = v
-    res = call_bound(entry.op, binder, values, extra, extra_kw)
+    res = call_bound(entry.op, entry.binder, values, extra, extra_kw)
     if out is not None:
         return out
     if isinstance(res, tuple):
@@ -129,11 +164,17 @@ def _pointwise_handler(entry, level, values, extra, extra_kw):
     return wrap(res, out_bdim, level)
 
 
+#: default of the parameters ``pointwise(..., where=True)`` adds: left out of the call
+_OMIT = object()
+
+
 def call_bound(op, binder, values: list, extra: tuple = (), extra_kw: dict | None = None):
     """Call ``op`` with bound values: positional parameters by position, the rest by name."""
     args = []
     kw = {}
     for p, v in zip(binder.params, values):
+        if v is _OMIT:
+            continue
         if p.positional:
             args.append(v)
         else:
@@ -145,8 +186,13 @@ def call_bound(op, binder, values: list, extra: tuple = (), extra_kw: dict | Non
     return op(*args, **kw)
 
 
-def pointwise(op: Any, arrays: Sequence[str], *, replace: bool = False) -> Any:
+def pointwise(op: Any, arrays: Sequence[str], *, where: bool = False,
+              replace: bool = False) -> Any:
     """Register ``op`` as elementwise over the parameters named in ``arrays``.
+
+    A parameter ``out`` is written per example (it must be batched when anything else is).
+    ``where=True``: ``op`` passes a ufunc ``where=`` mask on through ``**kwargs`` (``np.clip``);
+    it is aligned like the arrays.
 
     >>> import numpy as np, batchtensor as bt
     >>> def soft_clip(a, lo, hi):  # an elementwise function of your own...
@@ -157,7 +203,18 @@ def pointwise(op: Any, arrays: Sequence[str], *, replace: bool = False) -> Any:
     kinds = {name: ARRAY for name in arrays}
     if "out" in sig.parameters:
         kinds["out"] = ARRAY
+    if where:
+        params = list(sig.parameters.values())
+        at = next((i for i, p in enumerate(params) if p.kind is p.VAR_KEYWORD), len(params))
+        params.insert(at, inspect.Parameter("where", inspect.Parameter.KEYWORD_ONLY,
+                                            default=_OMIT))
+        sig = sig.replace(parameters=params)
+        kinds["where"] = ARRAY
     binder = binder_from_signature(op, sig, kinds)
-    register(OpEntry(op, "boxed", _pointwise_handler, binder, boxed_kind="pointwise"),
-             replace=replace)
+    names = [p.name for p in binder.params]
+    arr_idx = [names.index(n) for n in arrays]
+    out_idx = names.index("out") if "out" in names else None
+    where_idx = names.index("where") if where else None
+    handler = partial(_pointwise_handler, arr_idx, out_idx, where_idx)
+    register(OpEntry(op, "boxed", handler, binder, boxed_kind="pointwise"), replace=replace)
     return op

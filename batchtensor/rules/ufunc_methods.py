@@ -63,43 +63,115 @@ def _reduceat(ufunc, inputs, kwargs):
     return wrap(op(x, indices, axis=pax, **kw), bd, level)
 
 
+def _numpy_error(op, args: list, kwargs: dict, name: str):
+    """Let NumPy raise its own error for a call it rejects (a gufunc's ``outer``, a unary
+    ufunc's ``outer``, the wrong number of operands), on small dummy arrays."""
+    op(*args, **{k: v for k, v in kwargs.items() if k not in ("out", "where")})
+    require(False, f"{name}: arguments not handled by the rule")
+
+
 def _outer(ufunc, inputs, kwargs):
     op, name, level = _begin(ufunc, "outer", inputs, kwargs, "rule")
-    require("out" not in kwargs and "where" not in kwargs, f"{name}: out=/where=")
+    if len(inputs) != 2 or ufunc.nin != 2 or ufunc.signature is not None:
+        _numpy_error(op, [np.zeros(1)] * len(inputs), kwargs, name)
+    kw = dict(kwargs)
+    out = kw.pop("out", None)
     (a, ab), (b, bb) = (unwrap(x, level) for x in inputs)
+    # outer converts its operands to arrays: a Python scalar is not weak here.
+    a = a if hasattr(a, "ndim") else np.asarray(a)
+    b = b if hasattr(b, "ndim") else np.asarray(b)
     ra, rb = logical_rank(a, ab), logical_rank(b, bb)
     # Example shapes (*sa) and (*sb) give (*sa, *sb): lay a out as (B, *sa, 1...) and b as
     # (B, 1..., *sb); an unbatched operand broadcasts right-aligned as it is.
     if ab is not None:
         a = np.expand_dims(move_bdim_to_front(a, ab), tuple(range(1 + ra, 1 + ra + rb)))
-    elif bb is not None and rb:
+    elif rb:
         a = np.expand_dims(a, tuple(range(ra, ra + rb)))
     if bb is not None:
         b = np.expand_dims(move_bdim_to_front(b, bb), tuple(range(1, 1 + ra)))
-    return wrap(ufunc(a, b, **kwargs), 0, level)
+    if "where" in kw:
+        w, wb = unwrap(kw["where"], level)
+        kw["where"] = w if wb is None else pad_to_rank(move_bdim_to_front(w, wb), ra + rb)
+    if out is not None:
+        outs = out if isinstance(out, tuple) else (out,)
+        phys = []
+        for o in outs:
+            ov, ob = unwrap(o, level)
+            if o is not None and ob is None:
+                raise unbatched_out_error(name)
+            phys.append(None if o is None else move_bdim_to_front(ov, ob))
+        res = ufunc(a, b, out=tuple(phys), **kw)
+        if ufunc.nout == 1:
+            return outs[0]
+        return tuple(o if o is not None else wrap(r, 0, level) for o, r in zip(outs, res))
+    res = ufunc(a, b, **kw)
+    if ufunc.nout == 1:
+        return wrap(res, 0, level)
+    return tuple(wrap(r, 0, level) for r in res)
+
+
+def _index_kind(i) -> str:
+    """How one entry of an index tuple indexes: "int", "array", "slice", "ellipsis", "other"."""
+    if isinstance(i, (bool, np.bool_)):
+        return "other"
+    if isinstance(i, (int, np.integer)):
+        return "int"
+    if isinstance(i, slice):
+        return "slice"
+    if i is Ellipsis:
+        return "ellipsis"
+    if isinstance(i, (list, np.ndarray)):
+        return "array"
+    return "other"
+
+
+def _consumed(i) -> int:
+    """How many axes of the indexed array one advanced index consumes."""
+    dt = getattr(i, "dtype", None)
+    if dt is None and isinstance(i, list):
+        dt = np.asarray(i).dtype  # a host-side index list, not a batched value
+    return np.ndim(i) if dt is not None and dt == np.bool_ else 1
 
 
 def _at(ufunc, inputs, kwargs):
     op, name, level = _begin(ufunc, "at", inputs, kwargs, "rule")
+    if ufunc.signature is not None or len(inputs) != ufunc.nin + 1 or kwargs:
+        _numpy_error(op, [np.zeros(1), [0]] + [np.zeros(1)] * (len(inputs) - 2), kwargs, name)
     a, indices = inputs[0], inputs[1]
-    b = inputs[2] if len(inputs) > 2 else None
     x, xb = unwrap(a, level)
     if xb is None:
         raise unbatched_out_error(name, "a (the array written in place)")
-    require(scan_level(indices) is not level, f"{name}: batched indices")
-    idx = indices if isinstance(indices, tuple) else (indices,)
-    require(all(not isinstance(i, slice) and i is not Ellipsis and i is not None for i in idx),
-            f"{name}: slices in the index")
+    require(scan_level(indices) is None, f"{name}: batched indices")
     x = move_bdim_to_front(x, xb)
+    idx = indices if isinstance(indices, tuple) else (indices,)
+    kinds = [_index_kind(i) for i in idx]
+    require("other" not in kinds, f"{name}: an index with None, a bool or an unknown type")
+    # Advanced indices (arrays, and ints next to arrays) that are not next to each other put
+    # their broadcast dims first in the indexed region, ahead of the batch axis.
+    adv = [k for k, kind in enumerate(kinds) if kind == "array"]
+    if adv:
+        adv = [k for k, kind in enumerate(kinds) if kind in ("array", "int")]
+    split = bool(adv) and adv[-1] - adv[0] + 1 != len(adv)
+    require(not (split and "ellipsis" in kinds[adv[0]:adv[-1]]),
+            f"{name}: an Ellipsis between advanced indices")
     args = [x, (slice(None),) + idx]
-    if b is not None:
-        bv, bb = unwrap(b, level)
-        if bb is not None:
-            region_rank = np.broadcast_shapes(*(np.shape(i) for i in idx)).__len__() \
-                + logical_rank(x, 0) - len(idx)
-            bv = pad_to_rank(move_bdim_to_front(bv, bb), region_rank)
+    if len(inputs) == 3:
+        bv, bb = unwrap(inputs[2], level)
+        if bb is not None or (split and hasattr(bv, "ndim")):
+            # The per-example region a[idx] (a zero-copy broadcast view indexed: NumPy checks
+            # the index and raises its own IndexError).
+            example = np.broadcast_to(np.zeros((), dtype=np.int8), tuple(x.shape[1:]))
+            region = example[idx].shape
+            if bb is not None:
+                bv = pad_to_rank(move_bdim_to_front(bv, bb), len(region))
+            else:
+                bv = np.expand_dims(bv, tuple(range(len(region) + 1 - bv.ndim)))
+            if split:
+                consumed = sum(_consumed(idx[k]) for k in adv)
+                n_adv = len(region) - (len(example.shape) - consumed)
+                bv = np.moveaxis(bv, 0, n_adv)
         args.append(bv)
-    op(*args, **kwargs)
+    op(*args)
     return None
 
 
