@@ -47,7 +47,8 @@ def logical_rank(x: Any, bdim: int | None) -> int:
 
 
 def logical_shape(x: Any, bdim: int | None) -> tuple:
-    s = tuple(np.shape(x))
+    # x.shape, not np.shape(x): an outer level's BatchedTensor would dispatch np.shape (loop)
+    s = tuple(x.shape) if hasattr(x, "shape") else tuple(np.shape(x))
     if bdim is None:
         return s
     return s[:bdim] + s[bdim + 1:]
