@@ -1,5 +1,6 @@
 """Statistics: quantile percentile nanquantile nanpercentile average cov corrcoef bincount
-histogram histogram_bin_edges histogramdd histogram2d.
+histogram histogram_bin_edges histogramdd histogram2d, and differences and integrals: diff
+ediff1d gradient trapezoid.
 
 Order statistics with an unbatched ``q`` are one NumPy call over the shifted axes (the ``q``
 dimensions come first in the output, as in NumPy). A batched ``q`` is computed here on the
@@ -12,16 +13,19 @@ from __future__ import annotations
 
 import math
 import operator
+import warnings
 
 import numpy as np
 
 from ..boxed.pointwise import unbatched_out_error
-from ..errors import BatchingError
 from ..dispatch import unwrap, wrap
+from ..errors import BatchingError
 from ..registry import batch_rule, decomposition
-from .sorting import batched_searchsorted
+from ..tensor import BatchedTensor
 from ._helpers import (batch_size_of, dry_run, ensure_bdim, logical_rank, logical_shape,
-                       move_bdim_to_front, ndim_of, physical_axis, require, truthy, wrap_axes, wrap_axis)
+                       move_bdim_to_front, ndim_of, physical_axis, require, truthy, wrap_axes,
+                       wrap_axis)
+from .sorting import batched_searchsorted
 
 
 def _reduced_axes(axis, nd: int) -> tuple:
@@ -93,8 +97,8 @@ def _batched_q_quantile(xs, q, method: str):
         nxt = np.where(above, -1, np.where(below, 0, prev + 1))
         gamma = fix_gamma(vi - prev, vi).astype(vi.dtype, copy=False)
         gamma = np.reshape(gamma, gamma.shape + (1,) * (xs.ndim - 2))
-        wrap = lambda i: np.where(i < 0, n + i, i).astype(np.intp)  # noqa: E731
-        a, b = _gather(xs, wrap(prev), nq), _gather(xs, wrap(nxt), nq)
+        to_index = lambda i: np.where(i < 0, n + i, i).astype(np.intp)  # noqa: E731
+        a, b = _gather(xs, to_index(prev), nq), _gather(xs, to_index(nxt), nq)
         diff = b - a
         res = np.where(gamma >= 0.5, b - diff * (1 - gamma), a + diff * gamma)
     if np.issubdtype(xs.dtype, np.inexact) and n:
@@ -168,7 +172,6 @@ def _quantile_like(op, scale: float, nan: bool):
         qv = move_bdim_to_front(q, q_bdim)
         if qv.ndim - 1 > 2:
             raise ValueError("q must be a scalar or 1d")
-        x = ensure_bdim(a, a_bdim, n)
         if np.issubdtype(x.dtype, np.complexfloating):
             raise TypeError("a must be an array of real numbers")
         if scale != 1:
@@ -303,8 +306,6 @@ def _batched_cov(m, m_bdim, y, y_bdim, rowvar, bias, ddof, fweights, fweights_bd
         bad = bool(np.any(fact <= 0))
         fact = np.reshape(np.where(fact <= 0, 0.0, fact), (n, 1, 1))
     if bad:
-        import warnings  # noqa: PLC0415
-
         warnings.warn("Degrees of freedom <= 0 for slice", RuntimeWarning, stacklevel=5)
     X = X - avg[:, :, None]
     X_T = np.swapaxes(X if w is None else X * w[:, None, :], 1, 2)
@@ -356,8 +357,6 @@ def corrcoef_rule(x, x_bdim, y=None, y_bdim=None, rowvar=True, *, dtype=None):
 def _concrete(v) -> int:
     """A Python int from a physical 0-d value. An outer level's BatchedTensor has none (its
     examples may differ), so such a call is handed to the loop."""
-    from ..tensor import BatchedTensor  # noqa: PLC0415
-
     require(type(v) is not BatchedTensor, "a data-dependent length under nested vmap")
     return int(v)
 
@@ -418,6 +417,14 @@ def _linspace(first, last, num: int, dtype=None):
     return y.astype(dt if dtype is None else dtype, copy=False)
 
 
+def _on_backend(arr, x):
+    """A NumPy array we built, moved to ``x``'s backend (CuPy) where ``x`` is not NumPy's.
+    (An outer level's BatchedTensor takes plain arrays as they are.)"""
+    if type(x) is np.ndarray or type(x) is BatchedTensor:
+        return arr
+    return np.asarray(arr, like=x)
+
+
 def _outer_edges(x, rng_, n: int):
     """(first, last) per example of the raveled ``x`` (B, N): Python values for a given
     ``range`` (shared by every example), arrays (B,) from each example's min and max otherwise."""
@@ -469,8 +476,8 @@ def _edges(x, bins, bins_bdim, rng_, n: int, *, shared_dtype: bool, what: str = 
             if np.issubdtype(dtype, np.integer):
                 dtype = np.result_type(dtype, float)
         if ndim_of(first) == 0:
-            edges = np.linspace(first, last, count + 1, endpoint=True, dtype=dtype)
-            edges = np.asarray(edges, like=x) if not hasattr(edges, "ndim") else edges
+            edges = _on_backend(np.linspace(first, last, count + 1, endpoint=True,
+                                            dtype=dtype), x)
             batched = False
         else:
             edges, batched = _linspace(first, last, count + 1, dtype), True
@@ -479,7 +486,7 @@ def _edges(x, bins, bins_bdim, rng_, n: int, *, shared_dtype: bool, what: str = 
                              f"finite-sized bins.")
         return edges, batched
     if bins_bdim is None:
-        edges = bins if hasattr(bins, "ndim") else np.asarray(bins)
+        edges = bins if hasattr(bins, "ndim") else _on_backend(np.asarray(bins), x)
         if edges.ndim != 1:
             raise ValueError(f"{what} must be 1d, when an array")
         _check_increasing(edges, f"{what} must increase monotonically, when an array")
@@ -501,8 +508,6 @@ def _bin_index(x, edges, batched: bool):
 def _raveled(a, a_bdim, n: int):
     x = ensure_bdim(a, a_bdim, n)
     if x.dtype == np.bool_:
-        import warnings  # noqa: PLC0415
-
         warnings.warn(f"Converting input from {x.dtype} to {np.uint8} for compatibility.",
                       RuntimeWarning, stacklevel=5)
         x = x.astype(np.uint8)
@@ -596,9 +601,13 @@ def _dd_sample(sample, level, n_hint):
 
 
 def _batch_size_raw(level, *objs):
-    from ..boxed.loop import _batch_size  # noqa: PLC0415
-
-    return _batch_size(objs, level)
+    """The batch size from the first value batched at ``level`` (in sequences too)."""
+    for o in objs:
+        for v in (o if isinstance(o, (list, tuple)) else (o,)):
+            x, b = unwrap(v, level)
+            if b is not None:
+                return x.shape[b]
+    raise ValueError("no batched value")
 
 
 @batch_rule(np.histogramdd, raw=True)
