@@ -111,40 +111,54 @@ def lexsort_rule(level, args, kwargs):
 
 
 # ---- searching ----------------------------------------------------------------------------------
-def _less(a, b):
+def _nan_aware_less(a, b):
     """``a < b`` in NumPy's sort order (NaN last; complex lexicographic, as npysort's LT)."""
-    dt = np.result_type(a.dtype, getattr(b, "dtype", b))
-    if dt.kind == "f":
-        return np.less(a, b) | (np.isnan(b) & ~np.isnan(a))
-    if dt.kind == "c":
+    if a.dtype.kind == "c" or getattr(b, "dtype", np.dtype(float)).kind == "c":
         ar, ai, br, bi = np.real(a), np.imag(a), np.real(b), np.imag(b)
         a_ok, b_nan = ~np.isnan(ai), np.isnan(bi)
-        lt = ar < br
-        gt = ar > br
         eq = (ar == br) | (np.isnan(ar) & np.isnan(br))
-        return np.where(lt, a_ok | b_nan,
-                        np.where(gt, b_nan & a_ok,
+        return np.where(ar < br, a_ok | b_nan,
+                        np.where(ar > br, b_nan & a_ok,
                                  np.where(eq, (ai < bi) | (b_nan & a_ok), np.isnan(br))))
-    return np.less(a, b)
+    return np.less(a, b) | (np.isnan(b) & ~np.isnan(a))
+
+
+def _has_nan(x) -> bool:
+    return x.dtype.kind in "fc" and bool(np.any(np.isnan(x)))
 
 
 def batched_searchsorted(a, v, side: str = "left"):
-    """Row-wise searchsorted: ``a`` (B, n) sorted rows, ``v`` (B, m) -> (B, m) intp."""
+    """Row-wise searchsorted: ``a`` (B, n) sorted rows, ``v`` (B, m) -> (B, m) intp.
+
+    A branch-free binary search with the same step for every element (all rows have length
+    n), comparing in NumPy's sort order: plain ``<`` unless NaN or complex values are present.
+    """
     if side not in ("left", "right"):
         raise ValueError(f"side must be 'left' or 'right' (got {side!r})")
-    n = a.shape[1]
-    lo = np.zeros(v.shape, dtype=np.intp, like=a)
-    hi = np.full(v.shape, n, dtype=np.intp, like=a)
+    b, n = a.shape
+    base = np.zeros(v.shape, dtype=np.intp, like=a)
     if n == 0:
-        return lo
-    for _ in range(n.bit_length()):
-        mid = (lo + hi) // 2
-        am = np.take_along_axis(a, np.minimum(mid, n - 1), axis=1)
-        right = _less(am, v) if side == "left" else ~_less(v, am)
-        right &= lo < hi
-        lo = np.where(right, mid + 1, lo)
-        hi = np.where(right, hi, mid)
-    return lo
+        return base
+    simple = a.dtype.kind != "c" and v.dtype.kind != "c" and not _has_nan(a) and not _has_nan(v)
+    less = np.less if simple else _nan_aware_less
+    if n <= 16:  # few edges: count them (one pass) instead of log2(n) gathers
+        ae, ve = a[:, None, :], v[:, :, None]
+        hits = less(ae, ve) if side == "left" else ~less(ve, ae)
+        return np.sum(hits, axis=-1, dtype=np.intp)
+    # a[row, i] as one flat take: row offsets added once
+    flat = np.reshape(a, (-1,))
+    rows = np.reshape(np.arange(b, dtype=np.intp, like=base) * n, (b, 1))
+
+    def goes_right(i):  # is position i still left of where v belongs?
+        ai = np.take(flat, rows + i)
+        return less(ai, v) if side == "left" else ~less(v, ai)
+
+    size = n
+    while size > 1:
+        half = size // 2
+        base = np.where(goes_right(base + half), base + half, base)
+        size -= half
+    return base + goes_right(base)
 
 
 @batch_rule(np.searchsorted)
@@ -206,7 +220,12 @@ def digitize_rule(x, x_bdim, bins, bins_bdim, right=False):
     xshape = tuple(xv.shape[1:])
     xf = np.reshape(xv, (n, math.prod(xshape)))
     side = "left" if right else "right"
-    up = batched_searchsorted(b, xf, side)
-    down = b.shape[1] - batched_searchsorted(b[:, ::-1], xf, side)
-    out = np.where(np.reshape(mono == -1, (n, 1)), down, up)
+    decreasing = mono == -1
+    any_down, all_down = bool(np.any(decreasing)), bool(np.all(decreasing))
+    if not any_down:
+        out = batched_searchsorted(b, xf, side)
+    else:
+        out = b.shape[1] - batched_searchsorted(b[:, ::-1], xf, side)
+        if not all_down:
+            out = np.where(np.reshape(decreasing, (n, 1)), out, batched_searchsorted(b, xf, side))
     return np.reshape(out, (n,) + xshape), 0
