@@ -167,6 +167,9 @@ def _digitize_samples(rng, dtype):
         yield SampleInput((x((7,)), inc(5)), {"right": right}, f"increasing right={right}")
         yield SampleInput((x((2, 3)), inc(4)[::-1].copy()), {"right": right},
                           f"decreasing right={right}")
+    mixed = inc(5)
+    yield SampleInput((x((6,)), mixed[::-1].copy() if rng.random() < 0.5 else mixed), {},
+                      "increasing in some examples, decreasing in others")
     yield SampleInput((x(()), inc(3)), {}, "0-d x")
     yield SampleInput((x((4,)), np.zeros(3, dtype)), {}, "constant bins")
     yield SampleInput((x((4,)), inc(0)), {}, "empty bins")
