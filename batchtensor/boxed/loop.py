@@ -85,9 +85,23 @@ def _announce(op, name: str) -> None:
             )
 
 
+def _check_out(kwargs: dict, level, name: str) -> None:
+    """Every example would write into one shared ``out=`` array (the last one wins): refuse."""
+    out = kwargs.get("out")
+    for o in out if isinstance(out, tuple) else (out,):
+        if o is not None and o is not Ellipsis and not (type(o) is BatchedTensor
+                                                        and o._level is level):
+            raise BatchingError(
+                f"{name}: cannot write a batched result into out=, which is not batched at "
+                f"this vmap level (it is shared by every example). Create the output inside "
+                f"the function from a batched value (np.empty_like(x)) or use the returned "
+                f"value instead of out=.")
+
+
 def loop_call(op, args: tuple, kwargs: dict, level) -> Any:
     """Run ``op`` per example of ``level`` and stack the results along a new axis 0."""
     name = op_name(op)
+    _check_out(kwargs, level, name)
     _announce(op, name)
     n = _batch_size((args, kwargs), level)
     if n is None:
