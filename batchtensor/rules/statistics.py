@@ -491,6 +491,7 @@ def _edges(x, bins, bins_bdim, rng_, n: int, *, shared_dtype: bool, what: str = 
             raise ValueError(f"{what} must be 1d, when an array")
         _check_increasing(edges, f"{what} must increase monotonically, when an array")
         return edges, False
+    require(logical_rank(bins, bins_bdim) != 0, "a batched bin count (the shape is data)")
     if logical_rank(bins, bins_bdim) != 1:
         raise ValueError(f"{what} must be 1d, when an array")
     edges = move_bdim_to_front(bins, bins_bdim)
