@@ -352,6 +352,8 @@ class BatchedTensor:
 
     def sort(self, axis=-1, kind=None, order=None, *, stable=None):
         """In place, like ``ndarray.sort``."""
+        if axis is None:  # as ndarray.sort: there is no flattened in-place sort
+            raise TypeError("'NoneType' object cannot be interpreted as an integer")
         self[...] = np.sort(self, axis=axis, kind=kind, order=order, stable=stable)
 
     def argsort(self, axis=-1, kind=None, order=None, *, stable=None):

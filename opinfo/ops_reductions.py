@@ -1,5 +1,6 @@
 """Reductions and scans: sum mean std var min max amin amax prod ptp any all argmin argmax
-cumsum cumprod, their ndarray methods, and ufunc.reduce / accumulate / reduceat."""
+cumsum cumprod, the nan* variants, median, count_nonzero, cumulative_sum/prod, their ndarray
+methods, and ufunc.reduce / accumulate / reduceat."""
 
 from __future__ import annotations
 
@@ -86,6 +87,108 @@ def _scan_extra(rng, dtype):
                       "dtype=")
 
 
+def _nan_rows(rng, shape, dtype, p=0.4):
+    """An array with NaNs, inf, and some rows (random, so only some examples) all NaN."""
+    a = with_nans(rng, make_array(rng, shape, dtype))
+    rows = rng.random(shape[0]) < p
+    if a.dtype.kind in "fc":
+        a[rows] = np.nan
+    return a
+
+
+def _nan_extra(rng, dtype):
+    if np.dtype(dtype).kind not in "fc":
+        return
+    yield SampleInput((_nan_rows(rng, (4, 3), dtype),), {"axis": 1}, "all-NaN rows axis=1")
+    yield SampleInput((_nan_rows(rng, (4, 3), dtype),), {"axis": 0, "keepdims": True},
+                      "all-NaN rows axis=0 keepdims")
+    a = with_nans(rng, make_array(rng, (3, 2), dtype))
+    if rng.random() < 0.5:
+        a[...] = np.nan
+    yield SampleInput((a,), {}, "all NaN in some examples, axis=None")
+
+
+def _nanvar_extra(rng, dtype):
+    yield from _nan_extra(rng, dtype)
+    yield SampleInput((_nan_rows(rng, (4, 5), dtype),), {"axis": 1, "ddof": 1}, "ddof=1")
+
+
+def _nan_where_samples(rng, dtype):
+    yield SampleInput((_nan_rows(rng, (3, 4), dtype),),
+                      {"axis": 1, "where": make_array(rng, (3, 4), np.bool_)}, "where=")
+    yield SampleInput((_nan_rows(rng, (3, 4), dtype),),
+                      {"axis": 0, "where": make_array(rng, (4,), np.bool_)}, "where= broadcast")
+
+
+def _nansum_extra(rng, dtype):
+    yield from _nan_extra(rng, dtype)
+    yield SampleInput((_nan_rows(rng, (3, 4), dtype),), {"axis": 0, "dtype": np.float64},
+                      "dtype=")
+    yield from _nan_where_samples(rng, dtype)
+
+
+def _nanmean_extra(rng, dtype):
+    yield from _nan_extra(rng, dtype)
+    yield SampleInput((_nan_rows(rng, (3, 4), dtype),), {"axis": 0, "dtype": np.float64},
+                      "dtype=")
+
+
+def _nanminmax_extra(rng, dtype):
+    yield from _nan_extra(rng, dtype)
+    yield SampleInput((_nan_rows(rng, (3, 4), dtype),), {"axis": 1, "initial": -1.0,
+                                                          "where": make_array(rng, (3, 4),
+                                                                              np.bool_)},
+                      "where= with initial")
+
+
+def _nanindex_extra(rng, dtype):
+    yield SampleInput((with_nans(rng, make_array(rng, (4, 5), dtype)),), {"axis": 1},
+                      "NaN and inf (no all-NaN slice)")
+    yield SampleInput((_nan_rows(rng, (4, 3), dtype),), {"axis": 1},
+                      "all-NaN row in some examples raises ValueError")
+    a = with_nans(rng, make_array(rng, (3, 2), dtype))
+    a[rng.random() < 0.5] = np.nan
+    yield SampleInput((a,), {}, "all NaN in some examples raises")
+    yield SampleInput((make_array(rng, (0, 3), dtype),), {"axis": 0}, "empty axis raises")
+
+
+def _median_extra(rng, dtype):
+    yield SampleInput((with_nans(rng, make_array(rng, (4, 3), dtype)),), {"axis": 1},
+                      "NaN propagates")
+    yield SampleInput((make_array(rng, (4, 6), dtype),), {"axis": 1, "overwrite_input": True},
+                      "overwrite_input=True")
+    yield SampleInput((make_array(rng, (2, 3, 4), dtype),), {"axis": (0, 2), "keepdims": True},
+                      "tuple axis keepdims")
+
+
+def _nanmedian_extra(rng, dtype):
+    yield from _nan_extra(rng, dtype)
+    yield from _median_extra(rng, dtype)
+
+
+def _cumulative_samples(rng, dtype):
+    yield SampleInput((make_array(rng, (6,), dtype),), {}, "1-d axis=None")
+    yield SampleInput((make_array(rng, (), dtype),), {}, "0-d")
+    yield SampleInput((make_array(rng, (0,), dtype),), {"include_initial": True},
+                      "size-0 include_initial")
+    for axis in (0, 1, -1):
+        yield SampleInput((make_array(rng, (3, 4), dtype),), {"axis": axis}, f"axis={axis}")
+    yield SampleInput((make_array(rng, (2, 0, 3), dtype),), {"axis": 1}, "size-0 axis")
+    yield SampleInput((make_array(rng, (3, 4), dtype),), {"axis": -2, "include_initial": True},
+                      "include_initial=True")
+    yield SampleInput((make_array(rng, (3, 4), dtype),), {"axis": 1, "dtype": np.float64},
+                      "dtype=")
+    yield SampleInput((make_array(rng, (3, 4), dtype, noncontiguous=True),), {"axis": 1},
+                      "non-contiguous")
+    yield SampleInput((make_array(rng, (3, 4), dtype),), {}, "2-d axis=None raises")
+    yield SampleInput((make_array(rng, (3, 4), dtype),), {"axis": 2}, "axis out of range")
+
+
+def _count_nonzero_extra(rng, dtype):
+    yield SampleInput((make_array(rng, (4, 5), dtype, low=0, high=2),), {"axis": (0, 1)},
+                      "many zeros, tuple axis")
+
+
 _FLOAT_TOL = dict(rtol=1e-6, atol=1e-9)
 
 OPS = [
@@ -109,6 +212,50 @@ OPS = [
            reduction_samples(tuple_axes=False, extra=_index_extra), "boxed", dtypes=NUMERIC),
     OpInfo("argmin", np.argmin,
            reduction_samples(tuple_axes=False, extra=_index_extra), "boxed", dtypes=NUMERIC),
+    OpInfo("nansum", np.nansum, reduction_samples(extra=_nansum_extra), "boxed",
+           dtypes=(np.float64, np.float32, np.int64)),
+    OpInfo("nanprod", np.nanprod, reduction_samples(extra=_nansum_extra), "boxed",
+           dtypes=(np.float64,)),
+    OpInfo("nanmean", np.nanmean, reduction_samples(extra=_nanmean_extra), "boxed",
+           dtypes=(np.float64, np.float32), **{"rtol": 1e-6, "atol": 1e-9}),
+    OpInfo("nanstd", np.nanstd, reduction_samples(extra=_nanvar_extra), "boxed",
+           dtypes=(np.float64, np.complex128), rtol=1e-6, atol=1e-9),
+    OpInfo("nanvar", np.nanvar, reduction_samples(extra=_nanvar_extra), "boxed",
+           dtypes=(np.float64, np.float32), rtol=1e-6, atol=1e-9),
+    # NumPy's nanmean/nanstd/nanvar do not dispatch on ``where``: with a plain ``a`` and a
+    # batched ``where`` NumPy's own code meets the BatchedTensor and fails with our clear
+    # conversion error (accepted like an unbatched method ``self``).
+    *[OpInfo(f"{f.__name__}.where", f, _nan_where_samples, "boxed", dtypes=(np.float64,),
+             unbatched_self=True, rtol=1e-6, atol=1e-9,
+             notes="unbatched a with batched where= raises a conversion TypeError")
+      for f in (np.nanmean, np.nanstd, np.nanvar)],
+    OpInfo("nanmax", np.nanmax, reduction_samples(extra=_nanminmax_extra), "boxed",
+           dtypes=(np.float64, np.int32)),
+    OpInfo("nanmin", np.nanmin, reduction_samples(extra=_nanminmax_extra), "boxed",
+           dtypes=(np.float32,)),
+    OpInfo("nanargmax", np.nanargmax,
+           reduction_samples(tuple_axes=False, nans=False, extra=_nanindex_extra), "boxed",
+           dtypes=(np.float64,)),
+    OpInfo("nanargmin", np.nanargmin,
+           reduction_samples(tuple_axes=False, nans=False, extra=_nanindex_extra), "boxed",
+           dtypes=(np.float32,)),
+    OpInfo("median", np.median, reduction_samples(nans=False, extra=_median_extra), "boxed",
+           dtypes=(np.float64, np.int64)),
+    OpInfo("nanmedian", np.nanmedian, reduction_samples(nans=False, extra=_nanmedian_extra),
+           "boxed", dtypes=(np.float64,)),
+    OpInfo("count_nonzero", np.count_nonzero,
+           reduction_samples(nans=False, extra=_count_nonzero_extra), "boxed",
+           dtypes=(np.float64, np.int32, np.bool_)),
+    OpInfo("nancumsum", np.nancumsum,
+           reduction_samples(keepdims=False, tuple_axes=False, extra=_scan_extra), "boxed",
+           dtypes=(np.float64, np.int64)),
+    OpInfo("nancumprod", np.nancumprod,
+           reduction_samples(keepdims=False, tuple_axes=False, extra=_scan_extra), "boxed",
+           dtypes=(np.float64,)),
+    OpInfo("cumulative_sum", np.cumulative_sum, _cumulative_samples, "boxed",
+           dtypes=(np.float64, np.int32, np.bool_)),
+    OpInfo("cumulative_prod", np.cumulative_prod, _cumulative_samples, "boxed",
+           dtypes=(np.float64, np.int64)),
     OpInfo("cumsum", np.cumsum,
            reduction_samples(keepdims=False, tuple_axes=False, extra=_scan_extra), "boxed",
            dtypes=ALL),

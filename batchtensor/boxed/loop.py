@@ -85,16 +85,21 @@ def _announce(op, name: str) -> None:
             )
 
 
+def _check_out(kwargs: dict, level, name: str) -> None:
+    """Every example would write into one shared ``out=`` array (the last one wins): refuse."""
+    out = kwargs.get("out")
+    for o in out if isinstance(out, tuple) else (out,):
+        if o is not None and o is not Ellipsis and not (type(o) is BatchedTensor
+                                                        and o._level is level):
+            from .pointwise import unbatched_out_error  # noqa: PLC0415  (imports this module)
+
+            raise unbatched_out_error(name)
+
+
 def loop_call(op, args: tuple, kwargs: dict, level) -> Any:
     """Run ``op`` per example of ``level`` and stack the results along a new axis 0."""
     name = op_name(op)
-    out = kwargs.get("out")
-    for o in out if isinstance(out, tuple) else (out,):
-        if o is not None and not (type(o) is BatchedTensor and o._level is level):
-            # Every example would write into the same array.
-            from .pointwise import unbatched_out_error  # noqa: PLC0415
-
-            raise unbatched_out_error(name)
+    _check_out(kwargs, level, name)
     _announce(op, name)
     n = _batch_size((args, kwargs), level)
     if n is None:
@@ -106,13 +111,49 @@ def loop_call(op, args: tuple, kwargs: dict, level) -> Any:
         )
     results = []
     sources: dict = {}
-    for i in range(n):
-        sources.clear()
-        a = _select(args, level, i, sources)
-        k = _select(kwargs, level, i, sources)
-        res = op(*a, **k)
-        results.append(_mark_inputs(res, sources))
+    frozen = _freeze_unbatched((args, kwargs), level)
+    try:
+        for i in range(n):
+            sources.clear()
+            a = _select(args, level, i, sources)
+            k = _select(kwargs, level, i, sources)
+            res = op(*a, **k)
+            results.append(_mark_inputs(res, sources))
+    except ValueError as e:
+        if frozen and "read-only" in str(e):
+            raise BatchingError(
+                f"{name} writes into an argument that is not batched at this vmap level: every "
+                f"example would write into the same array (the last one would win). Make the "
+                f"target batched: create it inside the function from a batched value "
+                f"(np.zeros_like(x), np.empty_like(x)) or copy a batched value."
+            ) from e
+        raise
+    finally:
+        for arr in frozen:
+            arr.flags.writeable = True
     return stack_results(results, level, name)
+
+
+def _freeze_unbatched(obj: Any, level, found: list | None = None) -> list:
+    """Make the NumPy arrays among the arguments that are *not* batched at ``level`` read-only
+    while the loop runs (and return them to be thawed): an op that writes into one of them
+    would write every example into the same array, so it must fail, not be silently wrong."""
+    found = [] if found is None else found
+    t = type(obj)
+    if t is np.ndarray:
+        if obj.flags.writeable:
+            obj.flags.writeable = False
+            found.append(obj)
+    elif t is BatchedTensor:
+        if obj._level is not level:
+            _freeze_unbatched(obj._value, level, found)
+    elif isinstance(obj, (list, tuple)):
+        for x in obj:
+            _freeze_unbatched(x, level, found)
+    elif isinstance(obj, dict):
+        for x in obj.values():
+            _freeze_unbatched(x, level, found)
+    return found
 
 
 class _Input:

@@ -100,7 +100,7 @@ def reduce_physical(op, name: str, kind: str, level, x, bd, axis, kw: dict, *,
 
 
 def _reduction_handler(spec: tuple, entry, level, values, extra, extra_kw):
-    kind, array = spec
+    kind, array, none_flattens = spec
     named = {p.name: v for p, v in zip(entry.binder.params, values)}
     x, bd = unwrap(named.pop(array), level)
     axis = named.pop("axis", None)
@@ -109,7 +109,7 @@ def _reduction_handler(spec: tuple, entry, level, values, extra, extra_kw):
     kw = {k: v for k, v in named.items() if v is not NoValue}
     kw.update(extra_kw)
     return reduce_physical(entry.op, entry.name, kind, level, x, bd, axis, kw,
-                           where=where, out=out)
+                           where=where, out=out, none_flattens=none_flattens)
 
 
 #: reductions that, on a NumPy array, are exactly one ufunc.reduce (what NumPy itself calls)
@@ -178,8 +178,12 @@ def _fast_ufunc_reduce(op):
     return fast
 
 
-def reduction(op: Any, kind: str = REDUCE, *, array: str = "a", replace: bool = False) -> Any:
+def reduction(op: Any, kind: str = REDUCE, *, array: str = "a", replace: bool = False,
+              none_flattens: bool = True) -> Any:
     """Register ``op`` as a reduction over its ``axis`` parameter (kinds: module docstring).
+
+    ``none_flattens=False``: for an index/scan op whose ``axis=None`` is only valid for a 1-d
+    example (``cumulative_sum``), NumPy raises its own error for other ranks.
 
     >>> import numpy as np, batchtensor as bt
     >>> bt.boxed.reduction(np.nansum)                              # doctest: +SKIP
@@ -193,6 +197,6 @@ def reduction(op: Any, kind: str = REDUCE, *, array: str = "a", replace: bool = 
             kinds[name] = ARRAY
     binder = binder_from_signature(op, sig, kinds)
     fast = _fast_ufunc_reduce(op) if op in _UFUNC_REDUCTIONS else None
-    register(OpEntry(op, "boxed", partial(_reduction_handler, (kind, array)), binder,
-                     boxed_kind="reduction", fast=fast), replace=replace)
+    register(OpEntry(op, "boxed", partial(_reduction_handler, (kind, array, none_flattens)),
+                     binder, boxed_kind="reduction", fast=fast), replace=replace)
     return op

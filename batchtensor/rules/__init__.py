@@ -9,5 +9,6 @@ from . import (  # noqa: F401
     reductions,
     shape,
     sorting,
+    statistics,
     views,
 )

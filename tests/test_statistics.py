@@ -1,0 +1,78 @@
+"""Statistics and searching behaviour the OpInfo sweep cannot express: data-dependent output
+lengths (bincount, automatic histogram bins), the error messages that tell the user what to do,
+and nested vmap for bincount (whose length must be read from the data)."""
+
+from __future__ import annotations
+
+import warnings
+
+import numpy as np
+import pytest
+
+import batchtensor as bt
+
+
+@pytest.fixture
+def strict():
+    old = bt.config.fallback
+    bt.config.fallback = "error"
+    yield
+    bt.config.fallback = old
+
+
+def test_bincount_unequal_lengths_raise_and_name_minlength(strict):
+    x = np.array([[0, 1, 2], [0, 1, 5]])
+    with pytest.raises(bt.BatchingError, match=r"minlength=6"):
+        bt.vmap(np.bincount)(x)
+    got = bt.vmap(lambda v: np.bincount(v, minlength=6))(x)
+    np.testing.assert_array_equal(got, np.stack([np.bincount(r, minlength=6) for r in x]))
+
+
+def test_bincount_equal_lengths_without_minlength(strict):
+    x = np.array([[0, 3, 3, 1], [3, 2, 2, 2]])
+    got = bt.vmap(np.bincount)(x)
+    np.testing.assert_array_equal(got, np.stack([np.bincount(r) for r in x]))
+
+
+def test_bincount_nested_vmap_runs_inner_level_per_example():
+    rng = np.random.default_rng(0)
+    x = rng.integers(0, 4, size=(2, 3, 7))
+    w = rng.random((2, 3, 7))
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", bt.PerformanceWarning)
+        got = bt.vmap(bt.vmap(lambda v, u: np.bincount(v, u, minlength=4)))(x, w)
+    want = np.array([[np.bincount(x[i, j], w[i, j], minlength=4) for j in range(3)]
+                     for i in range(2)])
+    np.testing.assert_allclose(got, want)
+
+
+def test_histogram_automatic_bins_that_differ_raise_clearly():
+    x = np.stack([np.arange(10.0), np.r_[np.zeros(9), 100.0]])
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", bt.PerformanceWarning)
+        with pytest.raises(bt.BatchingError, match="different shapes"):
+            bt.vmap(lambda v: np.histogram(v, bins="auto"))(x)
+
+
+def test_histogram_edges_per_example(strict):
+    x = np.array([[0.0, 1.0, 2.0, 3.0], [10.0, 10.0, 20.0, 40.0]])
+    hist, edges = bt.vmap(lambda v: np.histogram(v, bins=3))(x)
+    for i in range(2):
+        h, e = np.histogram(x[i], bins=3)
+        np.testing.assert_array_equal(hist[i], h)
+        np.testing.assert_array_equal(edges[i], e)
+
+
+def test_nanargmax_all_nan_slice_raises_under_vmap(strict):
+    x = np.array([[1.0, np.nan], [np.nan, np.nan]])
+    with pytest.raises(ValueError, match="All-NaN"):
+        bt.vmap(np.nanargmax)(x)
+
+
+def test_lexsort_list_of_batched_keys_is_a_clear_error():
+    # NumPy only dispatches a *tuple* of keys; a list is converted before we see it
+    a, b = np.zeros((2, 3)), np.ones((2, 3))
+    with pytest.raises(TypeError, match="BatchedTensor"):
+        bt.vmap(lambda u, v: np.lexsort([u, v]))(a, b)
+    got = bt.vmap(lambda u, v: np.lexsort((u, v)))(a, b)
+    np.testing.assert_array_equal(got, np.stack([np.lexsort((a[i], b[i])) for i in range(2)]))
