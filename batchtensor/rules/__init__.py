@@ -1,3 +1,3 @@
 """C-style batch rules, one module per op family. Importing this package registers them."""
 
-from . import elementwise, fft, indexing, joining, linalg, reductions, sorting, views  # noqa: F401
+from . import elementwise, fft, indexing, joining, linalg, metadata, reductions, sorting, views  # noqa: F401
