@@ -1,3 +1,4 @@
 """C-style batch rules, one module per op family. Importing this package registers them."""
 
-from . import elementwise, fft, indexing, joining, linalg, metadata, reductions, sorting, views  # noqa: F401
+from . import (elementwise, fft, indexing, joining, linalg, metadata, reductions, setops,  # noqa: F401
+               sorting, views)
