@@ -98,3 +98,22 @@ def test_unique_sorted_false_of_ints_takes_the_loop():
     got = bt.vmap(lambda v: np.unique(v, sorted=False))(x)
     want = np.stack([np.unique(r, sorted=False) for r in x])
     np.testing.assert_array_equal(got, want)
+
+
+def test_roots_data_dependent_length_and_dtype():
+    with pytest.raises(bt.BatchingError, match="numpy.roots: the output size"):
+        bt.vmap(np.roots)(np.array([[0.0, 1, 2, 0], [1.0, 2, 0, 0]]))
+    with pytest.raises(bt.BatchingError, match="numpy.roots: the result is real for some"):
+        bt.vmap(np.roots)(np.array([[1.0, 0, -1], [1.0, 0, 1]]))
+    assert bt.vmap(np.roots)(np.zeros((2, 3))).shape == (2, 0)  # all zero: no roots
+
+
+def test_polymul_and_polydiv_trimming():
+    a = np.array([[0.0, 1, 2], [0.0, 3, 4]])  # one leading zero in every example: trimmed
+    got = bt.vmap(np.polymul)(a, np.array([[1.0, 1], [2.0, 1]]))
+    np.testing.assert_allclose(got, [np.polymul(a[0], [1.0, 1]), np.polymul(a[1], [2.0, 1])])
+    with pytest.raises(bt.BatchingError, match="numpy.polymul: the output size"):
+        bt.vmap(np.polymul)(np.array([[0.0, 1], [1.0, 1]]), np.array([[1.0], [1.0]]))
+    u = np.array([[1.0, -3, 2], [1.0, 0, 5]])  # (x-1)(x-2) divides evenly, x^2+5 does not
+    with pytest.raises(bt.BatchingError, match="numpy.polydiv: the output size"):
+        bt.vmap(np.polydiv, in_axes=(0, None))(u, np.array([1.0, -1]))

@@ -1,4 +1,4 @@
 """C-style batch rules, one module per op family. Importing this package registers them."""
 
-from . import (elementwise, fft, indexing, joining, linalg, metadata, reductions, setops,  # noqa: F401
-               sorting, views)
+from . import (elementwise, fft, indexing, joining, linalg, metadata,  # noqa: F401
+               polynomial, reductions, setops, sorting, views)
