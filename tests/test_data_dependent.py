@@ -114,6 +114,7 @@ def test_polymul_and_polydiv_trimming():
     np.testing.assert_allclose(got, [np.polymul(a[0], [1.0, 1]), np.polymul(a[1], [2.0, 1])])
     with pytest.raises(bt.BatchingError, match="numpy.polymul: the output size"):
         bt.vmap(np.polymul)(np.array([[0.0, 1], [1.0, 1]]), np.array([[1.0], [1.0]]))
-    u = np.array([[1.0, -3, 2], [1.0, 0, 5]])  # (x-1)(x-2) divides evenly, x^2+5 does not
+    # divided by x^2 + 1: remainder 5 (length 1) and x + 5 (length 2)
+    u = np.array([[1.0, 1, 1, 6], [1.0, 1, 2, 6]])
     with pytest.raises(bt.BatchingError, match="numpy.polydiv: the output size"):
-        bt.vmap(np.polydiv, in_axes=(0, None))(u, np.array([1.0, -1]))
+        bt.vmap(np.polydiv, in_axes=(0, None))(u, np.array([1.0, 0, 1]))
