@@ -112,14 +112,15 @@ class Row:
 
 def _loop_samples(info) -> list[tuple[str, str]]:
     """(sample name, loop_reason) of the samples an OpInfo hands to the loop on purpose."""
-    try:
-        samples = info.samples(np.random.default_rng(0), info.dtypes[0])
-    except Exception:  # noqa: BLE001  (reported as a failure by the sweep)
-        return []
-    seen = {}
-    for s in samples:
-        if s.loop_reason and s.loop_reason not in seen:
-            seen[s.loop_reason] = s.name
+    seen: dict = {}
+    for dt in info.dtypes:
+        try:
+            samples = info.samples(np.random.default_rng(0), dt)
+        except Exception:  # noqa: BLE001  (reported as a failure by the sweep)
+            continue
+        for s in samples:
+            if s.loop_reason and s.loop_reason not in seen:
+                seen[s.loop_reason] = f"{s.name} [{np.dtype(dt)}]"
     return [(n, r) for r, n in seen.items()]
 
 

@@ -118,6 +118,6 @@ for _q in (np.shares_memory, np.may_share_memory):
                "rule", dtypes=_META, covers=_q),
         OpInfo(f"{_n}.interleaved", _with_view(_q, lambda x: (x[::2], x[1::2]), "x[::2], x[1::2]"),
                overlap_samples, "rule", dtypes=_META, covers=_q),
-        OpInfo(f"{_n}.copy", _with_view(_q, lambda x: (x, x.copy()), "x, x.copy()"), overlap_samples,
-               "rule", dtypes=_META, covers=_q),
+        OpInfo(f"{_n}.copy", _with_view(_q, lambda x: (x, x.copy()), "x, x.copy()"),
+               overlap_samples, "rule", dtypes=_META, covers=_q),
     ]

@@ -65,7 +65,7 @@ def with_nans(rng, values, nnan: int):
     return out[rng.permutation(len(out))]
 
 
-# ---- nonzero, argwhere, flatnonzero ---------------------------------------------------------------
+# ---- nonzero, argwhere, flatnonzero --------------------------------------------------------------
 def nonzero_samples(rng, dtype):
     for shape, nz in [((6,), 2), ((3, 4), 5), ((2, 3, 4), 7), ((4,), 0), ((4,), 3), ((2, 0), 0)]:
         if nz == 0 and np.dtype(dtype) == np.bool_ and np.prod(shape):
@@ -88,7 +88,7 @@ def nonzero_0d_samples(rng, dtype):
                       {}, "0-d")
 
 
-# ---- unique ---------------------------------------------------------------------------------------
+# ---- unique --------------------------------------------------------------------------------------
 def _unique_inputs(rng, dtype):
     yield "1-d", with_repeats(rng, distinct(rng, 3, dtype), 8)
     yield "2-d", with_repeats(rng, distinct(rng, 2, dtype), 6, (2, 3))
@@ -138,7 +138,7 @@ def unique_values_samples(rng, dtype):
         yield s
 
 
-# ---- isin and the set operations -----------------------------------------------------------------
+# ---- isin and the set operations ----------------------------------------------------------------
 def fixed_values(k: int, dtype, offset: int = 0):
     """``k`` distinct values of ``dtype``, the same in every example (set operations pair
     example i of one argument with example j of the other: their output sizes must not depend
@@ -243,7 +243,7 @@ def setxor_extra(rng, dtype):
     yield SampleInput((a, b), {"assume_unique": True}, "assume_unique broken (NumPy's answer)")
 
 
-# ---- trim_zeros -----------------------------------------------------------------------------------
+# ---- trim_zeros ----------------------------------------------------------------------------------
 def padded(rng, dtype, before, size, after):
     return np.concatenate([np.zeros(before, dtype), _nonzero_values(rng, (size,), dtype),
                            np.zeros(after, dtype)])

@@ -32,7 +32,7 @@ from ..registry import batch_rule, op_name
 from ._helpers import (dry_run, logical_rank, move_bdim_to_front, require,
                        wrap_axes, wrap_axis)
 
-# ---- helpers --------------------------------------------------------------------------------------
+# ---- helpers -------------------------------------------------------------------------------------
 
 
 def _rows(x, bdim, size: int | None = None) -> Any:
@@ -183,7 +183,7 @@ class _Runs:
         return np.take_along_axis(member, _inverse_permutation(self.order), axis=1)[:, :self.n1]
 
 
-# ---- nonzero, argwhere, flatnonzero ---------------------------------------------------------------
+# ---- nonzero, argwhere, flatnonzero --------------------------------------------------------------
 def _nonzero_front(op, x) -> list:
     """Indices of the nonzero elements of each example of ``x`` (batch first): one (B, k)
     array per logical axis."""
@@ -214,7 +214,7 @@ def flatnonzero_rule(a, a_bdim):
     return _nonzero_front(np.flatnonzero, _rows(a, a_bdim))[0], 0
 
 
-# ---- unique ---------------------------------------------------------------------------------------
+# ---- unique --------------------------------------------------------------------------------------
 _HASHED = "iuc"  # dtype kinds np.unique orders by a hash table when sorted=False
 
 
@@ -287,7 +287,7 @@ def unique_all_rule(x, x_bdim, /):
                                     return_inverse=True, return_counts=True, equal_nan=False))
 
 
-# ---- isin and the set operations -----------------------------------------------------------------
+# ---- isin and the set operations ----------------------------------------------------------------
 def _two_rows(a, a_bdim, b, b_bdim):
     n = _batch((a, a_bdim), (b, b_bdim))
     return _rows(a, a_bdim, n), _rows(b, b_bdim, n)
@@ -381,7 +381,7 @@ def setxor1d_rule(ar1, ar1_bdim, ar2, ar2_bdim, assume_unique=False):
     return _compress(np.setxor1d, keep, runs.s)[0], 0
 
 
-# ---- trim_zeros -----------------------------------------------------------------------------------
+# ---- trim_zeros ----------------------------------------------------------------------------------
 @batch_rule(np.trim_zeros)
 def trim_zeros_rule(filt, filt_bdim, trim="fb", axis=None):
     trim = trim.lower()
