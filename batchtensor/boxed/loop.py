@@ -200,6 +200,15 @@ def _stack_column(col: list, level, name: str) -> Any:
         raise BatchingError(f"{name}: some examples returned an input and others a new array")
     if _is_arraylike(first):
         shape0 = np.shape(first)
+        dtype0 = getattr(first, "dtype", None)
+        if dtype0 is not None:
+            for i, x in enumerate(col):
+                dt = getattr(x, "dtype", None)
+                if dt is not None and dt != dtype0:
+                    raise BatchingError(
+                        f"{name}: the per-example results have different dtypes ({dtype0} for "
+                        f"example 0, {dt} for example {i}): the result type depends on the "
+                        f"data, so one batched array cannot hold them without changing one.")
         for i, x in enumerate(col):
             if not _is_arraylike(x) or np.shape(x) != shape0:
                 raise BatchingError(

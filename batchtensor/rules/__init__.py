@@ -2,11 +2,15 @@
 
 from . import (  # noqa: F401
     elementwise,
+    fft,
     indexing,
     joining,
     linalg,
+    metadata,
+    polynomial,
     products,
     reductions,
+    setops,
     shape,
     sorting,
     statistics,

@@ -1,0 +1,320 @@
+"""Polynomials (the ``np.poly*`` functions, ``roots``, ``vander``) on batches of 1-D
+coefficient arrays, shape (B, n). Each rule repeats NumPy's own arithmetic, element for
+element, over the coefficient axis (whose length is static), so results match the loop.
+
+Data-dependent shapes: ``polymul`` trims leading zeros (``poly1d``), ``polydiv`` trims the
+remainder's leading near-zeros, ``roots`` trims leading zeros: a result when every example
+keeps as many, else a clear error. Data-dependent dtypes (``roots`` and ``poly`` return real
+values when every root is real, or comes in conjugate pairs): the examples must agree.
+
+``polyfit`` fits every example's ``y`` against one shared ``x`` (and ``w``) in one
+least-squares call with the examples as columns (NumPy's own 2-D ``y`` path); a batched ``x``
+or ``w`` gives every example its own matrix: per-example loop.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+from numpy import mintypecode
+
+from ..errors import BatchingError, LoopFallback
+from ..registry import batch_rule, op_name
+from ._helpers import logical_rank, move_bdim_to_front, require
+from .setops import _any_true, _compress
+
+
+def _coeffs(x, bdim, name="a"):
+    """A batched 1-D coefficient array, batch first: (B, n) (0-d examples become (B, 1),
+    like ``atleast_1d``). Unbatched values are returned as 1-D arrays."""
+    if bdim is None:
+        if isinstance(x, np.poly1d):
+            raise LoopFallback(f"a poly1d argument ({name})")
+        x = x if hasattr(x, "shape") else np.asarray(x)
+        require(x.ndim <= 1, f"a {x.ndim}-d coefficient array ({name})")
+        return np.reshape(x, (-1,))
+    require(logical_rank(x, bdim) <= 1, f"a coefficient array of rank > 1 ({name})")
+    x = move_bdim_to_front(x, bdim)
+    return np.reshape(x, (x.shape[0], -1)) if x.shape[0] else np.reshape(x, (0, x.size))
+
+
+def _lead(*arrays) -> tuple:
+    """The batch part of the shapes: (B,) if any array is batched (2-D here), else ()."""
+    return next(((a.shape[0],) for a in arrays if a.ndim == 2), ())
+
+
+def _pad_front(a, n: int):
+    """Zeros in front of the last axis up to length ``n`` (polyadd's alignment)."""
+    k = n - a.shape[-1]
+    if k <= 0:
+        return a
+    return np.concatenate([np.broadcast_to(np.zeros((), a.dtype), a.shape[:-1] + (k,)), a],
+                          axis=-1)
+
+
+def _add_like(op, ufunc):
+    @batch_rule(op)
+    def rule(a1, a1_bdim, a2, a2_bdim):
+        x, y = _coeffs(a1, a1_bdim, "a1"), _coeffs(a2, a2_bdim, "a2")
+        n = max(x.shape[-1], y.shape[-1])
+        return ufunc(_pad_front(x, n), _pad_front(y, n)), 0
+
+    rule.__name__ = f"{op.__name__}_rule"
+    return rule
+
+
+polyadd_rule = _add_like(np.polyadd, np.add)
+polysub_rule = _add_like(np.polysub, np.subtract)
+
+
+@batch_rule(np.polyval)
+def polyval_rule(p, p_bdim, x, x_bdim):
+    if isinstance(x, np.poly1d) or isinstance(p, np.poly1d):
+        raise LoopFallback("np.polyval with a poly1d")
+    c = _coeffs(p, p_bdim, "p")
+    require(c.shape[-1] > 0, "np.polyval with no coefficients")
+    if x_bdim is None:
+        xv = x if hasattr(x, "shape") else np.asanyarray(x)  # NumPy's asanyarray: strong
+        xnd = xv.ndim
+    else:
+        xv = move_bdim_to_front(x, x_bdim)
+        xnd = xv.ndim - 1
+    require(xv.dtype != np.bool_, "np.polyval of boolean x")
+
+    def coeff(i):
+        if p_bdim is None:
+            return c[i]  # a NumPy scalar, as NumPy's loop over p gives
+        col = c[:, i]
+        return np.reshape(col, col.shape + (1,) * xnd)
+
+    y = xv * 0 + coeff(0)  # NumPy: zeros_like(x) * x + p[0]
+    for i in range(1, c.shape[-1]):
+        y = y * xv + coeff(i)
+    return y, 0
+
+
+@batch_rule(np.polyder)
+def polyder_rule(p, p_bdim, m=1):
+    m = int(m)
+    if m < 0:
+        raise ValueError("Order of derivative must be positive (see polyint)")
+    c = _coeffs(p, p_bdim, "p")
+    if m == 0:
+        return p, p_bdim
+    for _ in range(m):
+        n = c.shape[-1] - 1
+        c = c[:, :-1] * np.arange(n, 0, -1)
+    return c, 0
+
+
+@batch_rule(np.polyint)
+def polyint_rule(p, p_bdim, m=1, k=None, k_bdim=None):
+    m = int(m)
+    if m < 0:
+        raise ValueError("Order of integral must be positive (see polyder)")
+    if k is None:
+        kk = np.zeros(m, float)
+    elif k_bdim is None:
+        kk = np.reshape(k if hasattr(k, "shape") else np.asarray(k), (-1,))
+    else:
+        require(logical_rank(k, k_bdim) <= 1, "np.polyint with a k of rank > 1")
+        kk = move_bdim_to_front(k, k_bdim)
+        kk = np.reshape(kk, (kk.shape[0], -1))
+    if kk.shape[-1] == 1 and m > 1:
+        kk = kk[..., 0:1] * np.ones(m, float)
+    if kk.shape[-1] < m:
+        raise ValueError("k must be a scalar or a rank-1 array of length 1 or >m.")
+    c = _coeffs(p, p_bdim, "p")
+    if m == 0:
+        return p, p_bdim
+    lead = _lead(c, kk)
+    for i in range(m):
+        n = c.shape[-1]
+        c = c / np.arange(n, 0, -1)
+        col = kk[..., i:i + 1]
+        c, col = np.broadcast_to(c, lead + c.shape[-1:]), np.broadcast_to(col, lead + (1,))
+        c = np.concatenate([c, col], axis=-1)
+    return c, 0
+
+
+def _trim_leading_zeros(op, c):
+    """poly1d's trimming, batched: (B, n) -> (B, n') without the leading zeros (one zero is
+    kept for an all-zero or empty example). Every example must drop as many."""
+    b, n = c.shape
+    if n == 0:
+        return np.zeros((b, 1), c.dtype)
+    keep = np.cumsum(c != 0, axis=1) > 0
+    keep = np.concatenate([keep[:, :-1], np.ones((b, 1), bool)], axis=1)
+    return _compress(op, keep, c)[0]
+
+
+def _batched_convolve(x, y):
+    """Full convolution of every row pair (the order of the sums differs from np.convolve:
+    floats agree to rounding, integers exactly)."""
+    b = _lead(x, y)
+    n1, n2 = x.shape[-1], y.shape[-1]
+    out = None
+    for j in range(n2):
+        term = x * y[..., j:j + 1]
+        term = np.concatenate([np.zeros(b + (j,), term.dtype), np.broadcast_to(term, b + (n1,)),
+                               np.zeros(b + (n2 - 1 - j,), term.dtype)], axis=-1)
+        out = term if out is None else out + term
+    return out
+
+
+@batch_rule(np.polymul)
+def polymul_rule(a1, a1_bdim, a2, a2_bdim):
+    x, y = _coeffs(a1, a1_bdim, "a1"), _coeffs(a2, a2_bdim, "a2")
+    b = _lead(x, y)[0]
+    x = _trim_leading_zeros(np.polymul, x if x.ndim == 2 else np.broadcast_to(x, (b,) + x.shape))
+    y = _trim_leading_zeros(np.polymul, y if y.ndim == 2 else np.broadcast_to(y, (b,) + y.shape))
+    return _batched_convolve(x, y), 0
+
+
+@batch_rule(np.polydiv)
+def polydiv_rule(u, u_bdim, v, v_bdim):
+    uu, vv = _coeffs(u, u_bdim, "u") + 0.0, _coeffs(v, v_bdim, "v") + 0.0
+    if uu.shape[-1] == 0 or vv.shape[-1] == 0:
+        raise IndexError("index 0 is out of bounds for axis 0 with size 0")
+    lead = _lead(uu, vv)
+    wdt = np.result_type(uu.dtype, vv.dtype)
+    m, n = uu.shape[-1] - 1, vv.shape[-1] - 1
+    scale = 1. / vv[..., 0]
+    r = [np.broadcast_to(uu[..., i], lead).astype(wdt) for i in range(m + 1)]
+    q = []
+    for k in range(m - n + 1):
+        d = scale * r[k]
+        q.append(d)
+        for j in range(n + 1):
+            r[k + j] = r[k + j] - d * vv[..., j]
+    q = np.stack(q, axis=-1) if q else np.zeros(lead + (1,), wdt)
+    r = np.stack(r, axis=-1)
+    # NumPy drops leading remainder entries while np.allclose(r[0], 0, rtol=1e-14)
+    b = lead[0]
+    keep = np.cumsum(~np.isclose(r, 0, rtol=1e-14), axis=1) > 0
+    keep = np.concatenate([keep[:, :-1], np.ones((b, 1), bool)], axis=1)
+    return (np.broadcast_to(q, lead + q.shape[-1:]), 0), (_compress(np.polydiv, keep, r)[0], 0)
+
+
+@batch_rule(np.vander)
+def vander_rule(x, x_bdim, N=None, increasing=False):
+    if logical_rank(x, x_bdim) != 1:
+        raise ValueError("x must be a one-dimensional array or sequence.")
+    xv = move_bdim_to_front(x, x_bdim)
+    b, n = xv.shape
+    N = n if N is None else N
+    if N < 0:
+        raise ValueError("negative dimensions are not allowed")
+    dtype = np.promote_types(x.dtype, int)
+    if N == 0:
+        return np.zeros((b, n, 0), dtype), 0
+    cols = [np.ones((b, n, 1), dtype)]
+    if N > 1:  # NumPy: x[:, None] copied into N - 1 columns, then multiply.accumulate
+        rep = np.broadcast_to(np.reshape(xv, (b, n, 1)), (b, n, N - 1)).astype(dtype)
+        cols.append(np.multiply.accumulate(rep, axis=2))
+    v = np.concatenate(cols, axis=2) if len(cols) > 1 else cols[0]
+    return (v if increasing else np.flip(v, axis=2)), 0
+
+
+def _real_if_conjugate(op, a, roots):
+    """poly's last step: a real result when the roots come in conjugate pairs."""
+    if a.dtype.kind != "c":
+        return a
+    rc = roots.astype(complex)
+    pairs = np.all(np.sort(rc, axis=1) == np.sort(np.conjugate(rc), axis=1), axis=1)
+    if not _any_true(~pairs):
+        return np.real(a).copy()
+    if not _any_true(pairs):
+        return a
+    raise BatchingError(_mixed_dtype_message(op))
+
+
+def _mixed_dtype_message(op) -> str:
+    return (f"{op_name(op)}: the result is real for some examples and complex for others "
+            f"(NumPy returns real values when every root is real or comes in conjugate pairs), "
+            f"so the per-example results have different dtypes and cannot be stacked. Cast the "
+            f"input to complex, or run this part outside vmap.")
+
+
+@batch_rule(np.poly)
+def poly_rule(seq_of_zeros, seq_of_zeros_bdim):
+    z = move_bdim_to_front(seq_of_zeros, seq_of_zeros_bdim)
+    b, sh = z.shape[0], z.shape[1:]
+    if len(sh) == 2 and sh[0] == sh[1] and sh[0] != 0:
+        z = np.linalg.eigvals(z)
+    elif len(sh) <= 1:
+        z = np.reshape(z, (b, -1) if b else (0, int(np.prod(sh))))
+        if z.dtype != object:
+            z = z.astype(mintypecode(z.dtype.char))
+    else:
+        raise ValueError("input must be 1d or non-empty square 2d array.")
+    if z.shape[1] == 0:
+        return 1.0, None
+    a = np.ones((b, 1), dtype=z.dtype)
+    zero = np.zeros((b, 1), dtype=z.dtype)
+    for i in range(z.shape[1]):  # NumPy: a = convolve(a, [1, -zero])
+        a = (np.concatenate([a, zero], axis=1)
+             + np.concatenate([zero, a * -z[:, i:i + 1]], axis=1))
+    return _real_if_conjugate(np.poly, a, z), 0
+
+
+@batch_rule(np.roots)
+def roots_rule(p, p_bdim):
+    if logical_rank(p, p_bdim) > 1:
+        raise ValueError("Input must be a rank-1 array.")
+    c = _coeffs(p, p_bdim, "p")
+    b, n = c.shape
+    nz = c != 0
+    lead = np.cumsum(nz, axis=1) > 0  # from the first nonzero on
+    core = lead & np.flip(np.cumsum(np.flip(nz, axis=1), axis=1) > 0, axis=1)
+    # the output has n - first - 1 elements (none for an all-zero example)
+    after_first = lead & np.concatenate([np.zeros((b, 1), bool), lead[:, :-1]], axis=1)
+    (out_len,) = _compress(np.roots, after_first, c)
+    if _any_true(core != core[:1]):  # same length, other windows: the loop
+        raise LoopFallback("np.roots with leading/trailing zeros that differ between examples")
+    (cc,) = _compress(np.roots, core, c)
+    if cc.dtype.kind not in "fc":
+        cc = cc.astype(float)
+    big = cc.shape[1]
+    if big > 1:  # NumPy's companion matrix, one per example
+        first = -cc[:, 1:] / cc[:, :1]
+        rest = np.broadcast_to(np.diag(np.ones(big - 2, cc.dtype), -1)[1:],
+                               (b, big - 2, big - 1))
+        w = np.linalg.eigvals(np.concatenate([first[:, None, :], rest], axis=1))
+        if w.dtype.kind == "c" and cc.dtype.kind != "c" \
+                and _any_true(np.all(np.imag(w) == 0, axis=1)):
+            raise BatchingError(_mixed_dtype_message(np.roots))
+    else:
+        w = np.zeros((b, 0), float)
+    ntrail = out_len.shape[1] - w.shape[1]
+    return np.concatenate([w, np.zeros((b, ntrail), w.dtype)], axis=1), 0
+
+
+@batch_rule(np.polyfit)
+def polyfit_rule(x, x_bdim, y, y_bdim, deg, rcond=None, full=False, w=None, w_bdim=None,
+                 cov=False):
+    require(x_bdim is None and w_bdim is None,
+            "np.polyfit with a batched x or w (every example has its own least-squares matrix)")
+    yv = move_bdim_to_front(y, y_bdim)
+    b, ysh = yv.shape[0], yv.shape[1:]
+    if not 1 <= len(ysh) <= 2:
+        if int(deg) < 0:
+            raise ValueError("expected deg >= 0")
+        raise TypeError("expected 1D or 2D array for y")
+    cols = np.reshape(np.moveaxis(yv, 0, 1), (ysh[0], -1))  # (M, B * K): examples as columns
+    res = np.polyfit(x, cols, deg, rcond=rcond, full=full, w=w, cov=cov)
+    k = ysh[1:]
+
+    def per_example(a, axis):  # split the column axis back into (B, K) and move B first
+        a = np.reshape(a, a.shape[:axis] + (b,) + k + a.shape[axis + 1:])
+        return np.moveaxis(a, axis, 0), 0
+
+    if full:
+        c, resids, rank, s, rc = res
+        r = (resids, None) if resids.size == 0 else (np.reshape(resids, (b,) + (k or (1,))), 0)
+        return per_example(c, 1), r, (rank, None), (s, None), (rc, None)
+    if cov:
+        c, v = res
+        if cov == "unscaled":
+            return per_example(c, 1), ((v[:, :, 0] if not k else v), None)
+        return per_example(c, 1), per_example(v, 2)
+    return per_example(res, 1)
