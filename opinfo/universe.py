@@ -239,6 +239,8 @@ def claims(entry: Entry, info: Any) -> bool:
     if entry.kind == "method":
         return _variant_of(name, entry.name)
     if entry.kind == "operator":
+        if _ufunc_method_name(info.covers) is not None:
+            return False  # np.divmod.outer is a ufunc method, not the divmod() builtin
         if any(_same(info.op, k) or _same(info.covers, k) for k in entry.keys):
             return True
         bases = (entry.name,) + entry.dunders + tuple(f"operator.{d}" for d in entry.dunders)

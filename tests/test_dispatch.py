@@ -85,13 +85,32 @@ def test_fallback_modes(fallback_mode):
 
 def test_loop_fallback_data_dependent_shapes_raise_clearly(fallback_mode):
     bt.config.fallback = "silent"
-    a = np.array([[1.0, 1.0, 2.0], [1.0, 2.0, 3.0]])
-    with pytest.raises(bt.BatchingError, match=r"numpy.unique.*different shapes \(\(2,\) for "
+    a = np.ones((2, 3))
+    reps = np.array([[1, 1, 0], [1, 1, 1]])  # 2 elements out for example 0, 3 for example 1
+    with pytest.raises(bt.BatchingError, match=r"numpy.repeat.*different shapes \(\(2,\) for "
                                                r"example 0, \(3,\) for example 1\)"):
-        bt.vmap(np.unique)(a)
+        bt.vmap(np.repeat)(a, reps)
     # equal shapes stack fine
-    np.testing.assert_array_equal(bt.vmap(np.unique)(np.array([[2.0, 1.0], [3.0, 4.0]])),
-                                  [[1, 2], [3, 4]])
+    np.testing.assert_array_equal(bt.vmap(np.repeat)(a, np.array([[1, 1, 0], [0, 2, 0]])),
+                                  np.ones((2, 2)))
+
+
+def test_loop_fallback_refuses_results_of_different_dtypes(fallback_mode):
+    bt.config.fallback = "silent"
+
+    with bt.vmap_level() as level:
+        x = bt.BatchedTensor(np.array([1.0, -1.0]))
+        with pytest.raises(bt.BatchingError, match="different dtypes"):
+            loop_call(lambda v: np.sqrt(v.astype(complex) if v < 0 else v), (x,), {}, level)
+
+
+def test_loop_fallback_refuses_writes_into_unbatched_arguments(fallback_mode):
+    bt.config.fallback = "silent"
+    target = np.zeros(4)
+    with pytest.raises(bt.BatchingError, match="numpy.put writes into an argument that is not "
+                                               "batched"):
+        bt.vmap(lambda i, v: np.put(target, i, v))(np.array([[0], [1]]), np.array([[1.], [2.]]))
+    assert target.flags.writeable and not target.any()
 
 
 def test_loop_fallback_with_batch_size_zero_raises(fallback_mode):
