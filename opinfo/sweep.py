@@ -308,6 +308,8 @@ def run_variant(info, dtype, examples, arrays, td, axes, batch, *, noncontig=Fal
         got, exc = run(lambda: bt.vmap(fn, in_axes=tuple(axes))(*mapped))
         if info.unbatched_self and axes[0] is None and _conversion_error(exc):
             return run.paths  # a plain array's own method (x[i] = v, x.fill(v)): a clear error
+        if ref_exc is not None and isinstance(exc, type(ref_exc)):
+            return run.paths  # NumPy's own argument error comes first, as in the loop
         if not isinstance(exc, bt.BatchingError):
             raise SweepFailure(f"{where}: writing batched values into the unbatched argument "
                                f"{info.inplace} must raise BatchingError, got "
@@ -376,6 +378,15 @@ def run_nested(info, dtype, examples, arrays, td, axes, where: str, inner_only=F
     else:
         outer = bt.vmap(bt.vmap(fn, in_axes=tuple(axes)), in_axes=0)
     got, exc = run(lambda: outer(*mapped))
+    if info.inplace is not None and axes[arrays.index(info.inplace)] is None \
+            and any(a is not None for a in axes):
+        # The target is batched at the outer level only: shared by the inner examples.
+        if not isinstance(exc, bt.BatchingError) and not (
+                info.unbatched_self and axes[0] is None and _conversion_error(exc)):
+            raise SweepFailure(f"{where}: writing inner-batched values into argument "
+                               f"{info.inplace}, batched at the outer level only, must raise "
+                               f"BatchingError, got {type(exc).__name__ if exc else 'no error'}")
+        return run.paths
     if exc is not None:
         _fail_exc(where, exc)
     if inner_only:
