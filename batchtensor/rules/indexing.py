@@ -22,8 +22,9 @@ from ..dispatch import scan_level, unwrap, wrap
 from ..errors import BatchingError
 from ..registry import batch_rule
 from ..tensor import BatchedTensor, _new, ndarray_astype, ndarray_fill
-from ._helpers import (align_front, align_pointwise, ensure_bdim, logical_rank, move_bdim_to_front, pad_to_rank,
-                       physical_axis, require, wrap_axis)
+from ._helpers import (align_front, align_pointwise, ensure_bdim, logical_rank,
+                       move_bdim_to_front, ndim_of, pad_to_rank, physical_axis, require,
+                       wrap_axis)
 
 _INT_TYPES = (int, np.integer)
 
@@ -158,8 +159,7 @@ def _plan(level, xv, xb, key_in) -> _Plan:
     if not batched:
         ekey = _expand(key, nd)
         adv, adjacent, _ = _adv_layout(ekey)
-        shapes = [_index_shape(ekey[i]) for i in adv]
-        r = len(np.broadcast_shapes(*shapes))
+        r = _broadcast_rank([_index_shape(ekey[i]) for i in adv])
         rest = sum(_result_dims(k) for i, k in enumerate(ekey) if i not in adv)
         x = move_bdim_to_front(xv, xb)
         pkey = (slice(None),) + tuple(ekey)
@@ -172,14 +172,16 @@ def _plan(level, xv, xb, key_in) -> _Plan:
     entries = []
     for k in key:
         kv, kb = unwrap(k, level)
-        if getattr(kv, "dtype", None) is not None and kv.dtype == bool:
+        if kb is not None and kv.dtype == bool:
+            require(kv.ndim > 1, "a batched 0-d boolean index")
             entries.extend(_mask_to_indices(kv, kb, n))
         else:
             entries.append((kv, kb))
-    ekey = _expand(tuple(e[0] if e[1] is None else _Batched(e) for e in entries), nd)
+    ekey = _expand(tuple(e if type(e) is _Batched else e[0] if e[1] is None else _Batched(e)
+                         for e in entries), nd)
+    _check_mask_dims(ekey, x.shape[1:])
     adv, adjacent, n_pre = _adv_layout(ekey)
-    shapes = [_logical_index_shape(ekey[i]) for i in adv]
-    r = len(np.broadcast_shapes(*shapes))
+    r = _broadcast_rank([_logical_index_shape(ekey[i]) for i in adv])
     pkey = [np.reshape(np.arange(n, like=_like(x)), (n,) + (1,) * r)]
     for k in ekey:
         if isinstance(k, _Batched):
@@ -193,11 +195,33 @@ def _plan(level, xv, xb, key_in) -> _Plan:
     return _Plan(x, tuple(pkey), 0, moves, r + rest)
 
 
-class _Batched:
-    __slots__ = ("value", "bdim")
+def _broadcast_rank(shapes) -> int:
+    try:
+        return len(np.broadcast_shapes(*shapes))
+    except ValueError:
+        raise IndexError(f"shape mismatch: indexing arrays could not be broadcast together "
+                         f"with shapes {' '.join(map(str, shapes))}") from None
 
-    def __init__(self, pair):
+
+class _Batched:
+    """A batched index entry; ``mask_size``: the size of the mask axis it was made from."""
+
+    __slots__ = ("value", "bdim", "mask_size")
+
+    def __init__(self, pair, mask_size=None):
         self.value, self.bdim = pair
+        self.mask_size = mask_size
+
+
+def _check_mask_dims(ekey, shape) -> None:
+    """NumPy's check that every axis of a boolean mask matches the axis it indexes."""
+    pos = 0
+    for k in ekey:
+        if type(k) is _Batched and k.mask_size is not None and k.mask_size != shape[pos]:
+            raise IndexError(f"boolean index did not match indexed array along axis {pos}; "
+                             f"size of axis is {shape[pos]} but size of corresponding boolean "
+                             f"axis is {k.mask_size}")
+        pos += _consumes(k)
 
 
 def _like(x):
@@ -214,22 +238,33 @@ def _logical_index_shape(k) -> tuple:
 
 
 def _mask_to_indices(mask, bdim, n) -> list:
-    """A boolean mask -> one integer index per mask dimension (batched if the mask is)."""
-    if bdim is None:
-        return [(i, None) for i in np.nonzero(mask)]
+    """A batched boolean mask -> one batched integer index per mask dimension.
+
+    Every example must select the same number of elements (else the results differ in shape).
+    A mask that is itself batched at an outer level is converted with NumPy calls that dispatch
+    there (a stable argsort puts the selected positions first, in order).
+    """
     m = move_bdim_to_front(mask, bdim)
-    counts = np.count_nonzero(np.reshape(m, (n, -1)) if m.size else np.zeros((n, 0), bool),
-                              axis=1)
-    if n and int(np.min(counts)) != int(np.max(counts)):
+    mshape = tuple(m.shape[1:])
+    size = math.prod(mshape)
+    flat = np.reshape(m, (n, size))
+    counts = _like(np.sum(flat, axis=1))  # every example at every level
+    lo, hi = (int(np.min(counts)), int(np.max(counts))) if counts.size else (0, 0)
+    if lo != hi:
         raise BatchingError(
-            f"indexing with a batched boolean mask: the mask selects between "
-            f"{int(np.min(counts))} and {int(np.max(counts))} elements depending on the "
-            f"example, so the results have different shapes and cannot be batched. Keep shapes "
-            f"fixed with np.where(mask, x, fill), or reduce with where=mask."
+            f"indexing with a batched boolean mask: the mask selects between {lo} and {hi} "
+            f"elements depending on the example, so the results have different shapes and "
+            f"cannot be batched. Keep shapes fixed with np.where(mask, x, fill), or reduce "
+            f"with where=mask (x[mask] = value works with any counts)."
         )
-    c = int(counts[0]) if n else 0
-    nz = np.nonzero(m)
-    return [(np.reshape(i, (n, c)), 0) for i in nz[1:]]
+    c = hi
+    if type(m) is not BatchedTensor:
+        idx = [np.reshape(i, (n, c)) for i in np.nonzero(m)[1:]]
+    else:
+        pos = np.argsort(~flat, axis=1, kind="stable")[:, :c]
+        idx = [np.remainder(np.floor_divide(pos, math.prod(mshape[i + 1:])), d)
+               if len(mshape) > 1 else pos for i, d in enumerate(mshape)]
+    return [_Batched((i, 0), d) for i, d in zip(idx, mshape)]
 
 
 def _lift(x, key):
@@ -260,26 +295,38 @@ def getitem_rule(level, args, kwargs):
     return wrap(res, plan.raw_bdim, level)
 
 
+_SETITEM_HELP = ("If x was created inside the function, create it batched: np.zeros_like(v) / "
+                 "np.empty_like(v), or np.zeros(shape, like=v); or build the result with "
+                 "np.where instead of writing.")
+
+
 @batch_rule(operator.setitem, raw=True)
 def setitem_rule(level, args, kwargs):
     x, key, value = args
     xv, xb = unwrap(x, level)
     if xb is None:
         raise BatchingError(
-            "cannot write a batched value into an array that is not batched at this vmap level "
-            "(x[...] = v with v, or the index, differing per example, while x is shared by "
-            "every example). If x was created inside the function, create it batched: "
-            "np.zeros_like(v) / np.empty_like(v), or np.zeros(shape, like=v)."
-        )
+            "x[key] = v: cannot write into x, which is not batched at this vmap level (shared by "
+            "every example), with v or the index differing per example. " + _SETITEM_HELP)
     vv, vb = unwrap(value, level)
     key_t = key if type(key) is tuple else (key,)
+    if len(key_t) == 1 and getattr(key_t[0], "dtype", None) == bool \
+            and ndim_of(key_t[0]) == xv.ndim - 1 and logical_rank(vv, vb) > 1:
+        raise TypeError(f"NumPy boolean array indexing assignment requires a 0 or "
+                        f"1-dimensional input, input has {logical_rank(vv, vb)} dimensions")
     if _masked_write(level, xv, xb, key_t, vv, vb):
         return None
     plan = _plan(level, xv, xb, key)
-    if vb is None and not hasattr(vv, "ndim"):
+    if type(plan.x) is not BatchedTensor and scan_level((plan.key, vv)) is not None:
+        raise BatchingError(
+            "x[key] = v: x is not batched at an outer vmap level at which v or the index is "
+            "batched, so every example of that level would write into the same array. "
+            + _SETITEM_HELP)
+    if vb is None and type(vv) is not BatchedTensor and ndim_of(vv) == 0:
         plan.x[plan.key] = vv  # a scalar broadcasts anywhere
         return None
     v = move_bdim_to_front(vv, vb) if vb is not None else np.expand_dims(vv, 0)
+    v = _drop_leading_ones(v, plan.region_rank)
     v = pad_to_rank(v, plan.region_rank)
     if plan.moves is not None:
         v = np.moveaxis(v, plan.moves[1], plan.moves[0])
@@ -287,6 +334,15 @@ def setitem_rule(level, args, kwargs):
         v = np.moveaxis(v, 0, plan.raw_bdim)
     plan.x[plan.key] = v
     return None
+
+
+def _drop_leading_ones(v, rank: int):
+    """A batch-first value whose example has more than ``rank`` dims, the extra leading ones of
+    size 1 (NumPy assigns those by dropping them): drop them."""
+    extra = v.ndim - 1 - rank
+    if extra <= 0 or any(d != 1 for d in v.shape[1:1 + extra]):
+        return v  # NumPy raises its own broadcast error below
+    return v[(slice(None),) + (0,) * extra]
 
 
 def _masked_write(level, xv, xb, key, vv, vb) -> bool:
@@ -300,16 +356,24 @@ def _masked_write(level, xv, xb, key, vv, vb) -> bool:
     mv, mb = mask._value, mask._bdim
     nd = xv.ndim - 1
     k = mv.ndim - 1
-    vnd = logical_rank(vv, vb) if hasattr(vv, "ndim") else 0
-    if vnd > nd - k:
-        return False
+    if k > nd:
+        raise IndexError(f"too many indices for array: array is {nd}-dimensional, but {k} "
+                         f"were indexed")
+    scalar = vb is None and type(vv) is not BatchedTensor and ndim_of(vv) == 0
+    if not scalar:
+        v = move_bdim_to_front(vv, vb) if vb is not None else np.expand_dims(vv, 0)
+        v = _drop_leading_ones(v, nd - k)
+        if v.ndim - 1 > nd - k:
+            return False  # one value per selected element: needs the same count everywhere
     x = move_bdim_to_front(xv, xb)
     m = move_bdim_to_front(mv, mb)
-    if m.shape[1:] != x.shape[1:1 + k]:
-        raise IndexError(f"boolean index did not match indexed array: array shape "
-                         f"{x.shape[1:]}, mask shape {m.shape[1:]}")
-    m = np.reshape(m, m.shape + (1,) * (nd - k))
-    v = pad_to_rank(move_bdim_to_front(vv, vb), nd) if vb is not None else vv
+    for ax, (a, b) in enumerate(zip(x.shape[1:], m.shape[1:])):
+        if a != b:
+            raise IndexError(f"boolean index did not match indexed array along axis {ax}; "
+                             f"size of axis is {a} but size of corresponding boolean axis is "
+                             f"{b}")
+    m = np.reshape(m, tuple(m.shape) + (1,) * (nd - k))
+    v = vv if scalar else pad_to_rank(v, nd)  # a Python scalar stays one (NEP 50)
     np.copyto(x, v, casting="unsafe", where=m)
     return True
 
@@ -331,7 +395,7 @@ def take_rule(a, a_bdim, indices, indices_bdim, axis=None, out=None, mode="raise
         res = np.take(a, indices, axis=pax, mode=mode)
         if a_bdim is None or a_bdim < pax:
             return res, a_bdim
-        return res, a_bdim + np.ndim(indices) - 1
+        return res, a_bdim + ndim_of(indices) - 1
     # Batched indices: every example gathers with its own indices (advanced indexing).
     n = indices.shape[indices_bdim]
     x = ensure_bdim(a, a_bdim, n)
