@@ -47,7 +47,7 @@ def logical_rank(x: Any, bdim: int | None) -> int:
 
 
 def logical_shape(x: Any, bdim: int | None) -> tuple:
-    s = tuple(np.shape(x))
+    s = tuple(x.shape) if hasattr(x, "shape") else np.shape(x)  # np.shape would dispatch
     if bdim is None:
         return s
     return s[:bdim] + s[bdim + 1:]
