@@ -8,7 +8,7 @@ import operator
 
 import numpy as np
 
-from batchtensor.tensor import ndarray_fill
+from batchtensor.tensor import ndarray_astype, ndarray_fill
 
 from .core import OpInfo, SampleInput
 from .samples import make_array
@@ -187,6 +187,170 @@ def setitem_samples(rng, dtype):
     yield SampleInput((x(5), make_array(rng, (5,), np.bool_), 1.5), name="float into x")
 
 
+# ---- take, take_along_axis ----------------------------------------------------------------------
+def take_samples(rng, dtype):
+    a = lambda *s: make_array(rng, s, dtype)  # noqa: E731
+    yield SampleInput((a(5), _idx(rng, (3,), 5)), {}, "1-d, axis=None")
+    yield SampleInput((a(3, 4), _idx(rng, (2, 2), 12)), {}, "axis=None flattens")
+    yield SampleInput((a(3, 4), _idx(rng, (2,), 3)), {"axis": 0}, "axis=0")
+    yield SampleInput((a(3, 4), _idx(rng, (2, 3), 4)), {"axis": -1}, "axis=-1, 2-d indices")
+    yield SampleInput((a(2, 3, 4), _idx(rng, (2, 2), 3)), {"axis": 1}, "middle axis")
+    yield SampleInput((a(2, 3, 4), _idx(rng, (), 3)), {"axis": 1}, "0-d indices")
+    yield SampleInput((a(3, 4), _idx(rng, (0,), 4)), {"axis": 1}, "empty indices")
+    yield SampleInput((a(3, 4), _idx(rng, (5,), 20, low=-20)), {"axis": 1, "mode": "wrap"},
+                      "mode=wrap")
+    yield SampleInput((a(3, 4), _idx(rng, (5,), 20, low=-20)), {"axis": 0, "mode": "clip"},
+                      "mode=clip")
+    yield SampleInput((a(3, 4), _idx(rng, (5,), 20, low=4)), {"axis": 1},
+                      "out of range (IndexError)")
+    yield SampleInput((a(2, 0), _idx(rng, (2,), 3)), {"axis": 1, "mode": "wrap"},
+                      "non-empty take from an empty axis (IndexError)")
+    yield SampleInput((a(2, 0), _idx(rng, (0,), 1)), {"axis": 1, "mode": "clip"},
+                      "empty take from an empty axis")
+    yield SampleInput((a(), _idx(rng, (2,), 1, low=0)), {}, "0-d a, axis=None")
+    yield SampleInput((a(), _idx(rng, (2,), 1, low=0)), {"axis": 0}, "0-d a, axis=0 (AxisError)")
+    yield SampleInput((a(3, 4), _idx(rng, (2,), 3)), {"axis": 2}, "axis out of range")
+    yield SampleInput((a(3, 4), make_array(rng, (4,), np.bool_)), {"axis": 1},
+                      "boolean indices are 0/1")
+    yield SampleInput((a(3, 4), make_array(rng, (2,), np.float64)), {"axis": 1},
+                      "float indices (TypeError)")
+    yield SampleInput((a(3, 4), [0, -1]), {"axis": 1}, "list indices")
+    yield SampleInput((a(3, 4), 2), {"axis": 1}, "int index")
+    yield SampleInput((a(3, 8)[:, ::2], _idx(rng, (3,), 4)), {"axis": 1, "mode": "clip"},
+                      "non-contiguous a")
+    yield SampleInput((a(3, 4), _idx(rng, (2,), 4)), {"axis": 1, "mode": "bad"},
+                      "bad mode (ValueError)")
+
+
+def take_out_samples(rng, dtype):
+    """``out`` first in the keywords: it is array leaf 2 in every sample (``inplace=2``)."""
+    a = lambda *s: make_array(rng, s, dtype)  # noqa: E731
+    yield SampleInput((a(3, 4), _idx(rng, (2,), 4)), {"out": a(3, 2), "axis": 1}, "out=")
+    yield SampleInput((a(5), _idx(rng, (3,), 9)), {"out": a(3), "mode": "wrap"},
+                      "out=, mode=wrap")
+    yield SampleInput((a(3, 4), _idx(rng, (2,), 3)),
+                      {"out": make_array(rng, (2, 4), np.int8), "axis": 0},
+                      "out= of another dtype")
+    yield SampleInput((a(3, 4), _idx(rng, (2,), 3)),
+                      {"out": make_array(rng, (2, 4), np.complex128), "axis": 0},
+                      "out= complex (TypeError)")
+    yield SampleInput((a(3, 4), _idx(rng, (2,), 3)), {"out": a(3, 4), "axis": 0},
+                      "out= of the wrong shape (ValueError)")
+
+
+def _take_method(a, *args, **kwargs):
+    return a.take(*args, **kwargs)
+
+
+def take_along_axis_samples(rng, dtype):
+    a = lambda *s: make_array(rng, s, dtype)  # noqa: E731
+    yield SampleInput((a(5), _idx(rng, (3,), 5)), {"axis": 0}, "1-d")
+    yield SampleInput((a(3, 4), _idx(rng, (3, 2), 4)), {"axis": 1}, "axis=1")
+    yield SampleInput((a(3, 4), _idx(rng, (2, 4), 3)), {"axis": 0}, "axis=0")
+    yield SampleInput((a(3, 4), _idx(rng, (3, 4), 4)), {}, "default axis=-1")
+    yield SampleInput((a(2, 3, 4), _idx(rng, (1, 3, 4), 2)), {"axis": 0},
+                      "broadcast indices")
+    yield SampleInput((a(2, 3, 4), _idx(rng, (2, 5, 1), 3)), {"axis": -2},
+                      "middle axis, broadcast")
+    yield SampleInput((a(3, 4), _idx(rng, (5,), 12)), {"axis": None}, "axis=None")
+    yield SampleInput((a(3, 4), _idx(rng, (3, 0), 4)), {"axis": 1}, "empty")
+    yield SampleInput((a(3, 4), _idx(rng, (3,), 4)), {"axis": 1}, "rank mismatch (ValueError)")
+    yield SampleInput((a(3, 4), _idx(rng, (3, 2), 4)), {"axis": None},
+                      "axis=None, 2-d indices (ValueError)")
+    yield SampleInput((a(3, 4), _idx(rng, (3, 2), 4) + 4), {"axis": 1},
+                      "out of range (IndexError)")
+    yield SampleInput((a(3, 4), _idx(rng, (3, 2), 4)), {"axis": 2}, "axis out of range")
+    yield SampleInput((a(3, 4), make_array(rng, (3, 2), np.float64)), {"axis": 1},
+                      "float indices (IndexError)")
+
+
+# ---- where, copyto, fill, astype, copy ----------------------------------------------------------
+def where_samples(rng, dtype):
+    a = lambda *s: make_array(rng, s, dtype)  # noqa: E731
+    c = lambda *s: make_array(rng, s, np.bool_)  # noqa: E731
+    yield SampleInput((c(3, 4), a(3, 4), a(3, 4)), {}, "same shapes")
+    yield SampleInput((c(4), a(3, 4), a(3, 1)), {}, "broadcasting")
+    yield SampleInput((c(), a(3), a()), {}, "0-d condition")
+    yield SampleInput((c(), a(), a()), {}, "all 0-d")
+    yield SampleInput((c(2, 0), a(2, 0), a(0)), {}, "size 0")
+    yield SampleInput((c(3, 4), a(3, 4), 0), {}, "python scalar y")
+    yield SampleInput((c(3, 4), 1.5, a(4)), {}, "python float x")
+    yield SampleInput((make_array(rng, (3, 4), np.int64), a(3, 4), a(3, 4)), {},
+                      "int condition")
+    yield SampleInput((c(3, 4), a(3, 4), make_array(rng, (3, 4), np.float32)), {},
+                      "promotion")
+    yield SampleInput((c(3, 8)[:, ::2], a(3, 4), a(3, 4)), {}, "non-contiguous")
+    yield SampleInput((c(3), a(4), a(4)), {}, "shapes do not broadcast (ValueError)")
+    yield SampleInput((_mask(rng, (3, 4), 5),), {}, "one argument: nonzero",
+                      loop_reason="one-argument np.where is np.nonzero (data-dependent size)")
+
+
+def _copyto(dst, src, **kwargs):
+    np.copyto(dst, src, **kwargs)
+    return dst
+
+
+def copyto_samples(rng, dtype):
+    a = lambda *s: make_array(rng, s, dtype)  # noqa: E731
+    yield SampleInput((a(3, 4), a(3, 4)), {}, "same shape")
+    yield SampleInput((a(3, 4), a(4)), {}, "broadcast src")
+    yield SampleInput((a(3, 4), 7), {}, "python scalar src")
+    yield SampleInput((a(), a()), {}, "0-d")
+    yield SampleInput((a(2, 0), a(0)), {}, "size 0")
+    yield SampleInput((a(3, 4), a(3, 4)), {"where": make_array(rng, (3, 4), np.bool_)},
+                      "where=")
+    yield SampleInput((a(3, 4), a(4)), {"where": make_array(rng, (3, 1), np.bool_)},
+                      "where= broadcast")
+    yield SampleInput((a(3, 4), make_array(rng, (3, 4), np.float64) * 3),
+                      {"casting": "unsafe"}, "casting=unsafe")
+    yield SampleInput((make_array(rng, (3,), np.int64), make_array(rng, (3,), np.float64)), {},
+                      "float into int, same_kind (TypeError)")
+    yield SampleInput((a(3, 4), a(3, 4).astype(np.float32)), {"casting": "safe"},
+                      "casting=safe")
+    yield SampleInput((a(3, 4), a(2, 4)), {}, "shapes do not broadcast (ValueError)")
+    yield SampleInput((a(3, 8)[:, ::2], a(3, 4)), {}, "non-contiguous dst")
+
+
+def _fill(x, value):
+    x.fill(value)
+    return x
+
+
+def fill_samples(rng, dtype):
+    a = lambda *s: make_array(rng, s, dtype)  # noqa: E731
+    yield SampleInput((a(3, 4), a()), {}, "0-d value")
+    yield SampleInput((a(3, 4), 2), {}, "python int")
+    yield SampleInput((a(), a()), {}, "0-d x")
+    yield SampleInput((a(2, 0), a()), {}, "size 0")
+    yield SampleInput((a(3, 8)[:, ::2], a()), {}, "non-contiguous x")
+    yield SampleInput((a(3), np.array(make_array(rng, (), np.float64) * 3)), {},
+                      "float value")
+    yield SampleInput((a(3), a(2)), {}, "1-d value (ValueError)")
+    yield SampleInput((make_array(rng, (3,), np.uint8), 300), {},
+                      "python int out of bounds (OverflowError)")
+
+
+def _astype(x, *args, **kwargs):
+    return x.astype(*args, **kwargs)
+
+
+def astype_samples(rng, dtype):
+    a = lambda *s: make_array(rng, s, dtype)  # noqa: E731
+    for target in (np.float32, np.int64, np.bool_, np.complex128):
+        yield SampleInput((a(3, 4), target), {}, f"to {np.dtype(target)}")
+    yield SampleInput((a(), np.int32), {}, "0-d")
+    yield SampleInput((a(3, 4), dtype), {"copy": False}, "copy=False")
+    yield SampleInput((a(3, 4), np.int8), {"casting": "safe"}, "casting=safe")
+
+
+def copy_samples(rng, dtype):
+    a = lambda *s: make_array(rng, s, dtype)  # noqa: E731
+    yield SampleInput((a(3, 4),), {}, "2-d")
+    yield SampleInput((a(),), {}, "0-d")
+    yield SampleInput((a(3, 8)[:, ::2],), {"order": "F"}, "order=F")
+    yield SampleInput((a(2, 0),), {}, "size 0")
+
+
 OPS = [
     OpInfo("getitem.basic", _getitem, getitem_basic_samples, "rule", dtypes=(np.float64,),
            covers=operator.getitem, unbatched_self=True),
@@ -196,4 +360,21 @@ OPS = [
            covers=operator.getitem, unbatched_self=True),
     OpInfo("setitem", _setitem, setitem_samples, "rule", dtypes=F64_I64,
            covers=operator.setitem, inplace=0, unbatched_self=True),
+    # np.take dispatches on `a` only: with a plain `a` NumPy's own take meets the batched
+    # indices and raises the clear conversion error (unbatched_self).
+    OpInfo("take", np.take, take_samples, "rule", dtypes=F64_I64, unbatched_self=True),
+    OpInfo("take.out", np.take, take_out_samples, "rule", dtypes=(np.float64,),
+           unbatched_self=True, inplace=2),
+    OpInfo("ndarray.take", _take_method, take_samples, "rule", covers=np.take,
+           unbatched_self=True),
+    OpInfo("take_along_axis", np.take_along_axis, take_along_axis_samples, "rule",
+           dtypes=F64_I64),
+    OpInfo("where", np.where, where_samples, "rule", dtypes=(np.float64, np.int32, np.bool_)),
+    OpInfo("copyto", _copyto, copyto_samples, "rule", dtypes=(np.float64, np.int64),
+           covers=np.copyto, inplace=0),
+    OpInfo("ndarray.fill", _fill, fill_samples, "rule", dtypes=(np.float64, np.int64),
+           covers=ndarray_fill, inplace=0, unbatched_self=True),
+    OpInfo("ndarray.astype", _astype, astype_samples, "rule", dtypes=(np.float64, np.int64),
+           covers=ndarray_astype, unbatched_self=True),
+    OpInfo("copy", np.copy, copy_samples, "rule", dtypes=(np.float64,)),
 ]

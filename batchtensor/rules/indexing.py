@@ -19,10 +19,11 @@ import operator
 import numpy as np
 
 from ..dispatch import scan_level, unwrap, wrap
+from ..boxed.pointwise import unbatched_out_error
 from ..errors import BatchingError
 from ..registry import batch_rule
 from ..tensor import BatchedTensor, _new, ndarray_astype, ndarray_fill
-from ._helpers import (align_front, align_pointwise, ensure_bdim, logical_rank,
+from ._helpers import (align_front, align_pointwise, ensure_bdim, logical_rank, logical_shape,
                        move_bdim_to_front, ndim_of, pad_to_rank, physical_axis, require,
                        wrap_axis)
 
@@ -295,9 +296,10 @@ def getitem_rule(level, args, kwargs):
     return wrap(res, plan.raw_bdim, level)
 
 
-_SETITEM_HELP = ("If x was created inside the function, create it batched: np.zeros_like(v) / "
-                 "np.empty_like(v), or np.zeros(shape, like=v); or build the result with "
-                 "np.where instead of writing.")
+_SETITEM_HELP = ("If x was created inside the function, create it from a batched value: "
+                 "np.zeros_like(v), or np.zeros_like(v, shape=...) for another shape "
+                 "(np.zeros(shape, like=v) only picks the backend, it is not batched); or build "
+                 "the result with np.where instead of writing.")
 
 
 @batch_rule(operator.setitem, raw=True)
@@ -379,15 +381,28 @@ def _masked_write(level, xv, xb, key, vv, vb) -> bool:
 
 
 @batch_rule(np.take)
-def take_rule(a, a_bdim, indices, indices_bdim, axis=None, out=None, mode="raise"):
-    require(out is None, "np.take with out=")
-    if axis is None:  # take from the flattened example
+def take_rule(a, a_bdim, indices, indices_bdim, axis=None, out=None, out_bdim=None,
+              mode="raise"):
+    if out is not None:
+        if out_bdim is None:
+            raise unbatched_out_error("numpy.take")
+        res, res_bdim = take_rule(a, a_bdim, indices, indices_bdim, axis, None, None, mode)
+        if logical_shape(res, res_bdim) != logical_shape(out, out_bdim):
+            raise ValueError("output array does not match result of ndarray.take")
+        if not np.can_cast(out.dtype, res.dtype, "safe"):  # NumPy buffers out as a's dtype
+            raise TypeError(f"Cannot cast array data from {out.dtype!r} to {res.dtype!r} "
+                            f"according to the rule 'safe'")
+        np.copyto(move_bdim_to_front(out, out_bdim), move_bdim_to_front(res, res_bdim),
+                  casting="unsafe")
+        return out, out_bdim
+    if axis is None or logical_rank(a, a_bdim) == 0:
+        # Take from the flattened example (NumPy also treats a 0-d array as 1-d here).
         if a_bdim is not None:
             x = move_bdim_to_front(a, a_bdim)
             a, a_bdim = np.reshape(x, (x.shape[0], math.prod(x.shape[1:]))), 0
         else:
             a = np.ravel(a)
-        axis = 0
+        axis = 0 if axis is None else wrap_axis(axis, 1)
     else:
         axis = wrap_axis(axis, logical_rank(a, a_bdim))
     if indices_bdim is None:
@@ -397,6 +412,13 @@ def take_rule(a, a_bdim, indices, indices_bdim, axis=None, out=None, mode="raise
             return res, a_bdim
         return res, a_bdim + ndim_of(indices) - 1
     # Batched indices: every example gathers with its own indices (advanced indexing).
+    if mode not in ("raise", "wrap", "clip"):
+        raise ValueError(f"clipmode must be one of 'clip', 'raise', or 'wrap' (got {mode!r})")
+    if indices.dtype != np.intp:
+        if not np.can_cast(indices.dtype, np.intp, "same_kind"):
+            raise TypeError(f"Cannot cast array data from {indices.dtype!r} to "
+                            f"{np.dtype(np.intp)!r} according to the rule 'same_kind'")
+        indices = indices.astype(np.intp)  # booleans are 0/1 here, not a mask
     n = indices.shape[indices_bdim]
     x = ensure_bdim(a, a_bdim, n)
     idx = move_bdim_to_front(indices, indices_bdim)
@@ -405,8 +427,6 @@ def take_rule(a, a_bdim, indices, indices_bdim, axis=None, out=None, mode="raise
         idx = np.remainder(idx, size)
     elif mode == "clip" and size:
         idx = np.clip(idx, 0, size - 1)
-    elif mode not in ("raise", "wrap", "clip"):
-        raise ValueError(f"clipmode must be one of 'clip', 'raise', or 'wrap' (got {mode!r})")
     ir = idx.ndim - 1
     x = np.moveaxis(x, 1 + axis, 1)
     bidx = np.reshape(np.arange(n, like=_like(x)), (n,) + (1,) * ir)
@@ -458,6 +478,11 @@ def copyto_rule(dst, dst_bdim, src, src_bdim, casting="same_kind", where=True,
 
 @batch_rule(ndarray_fill)
 def fill_rule(x, x_bdim, value, value_bdim):
+    if x_bdim is None:
+        raise BatchingError(
+            "ndarray.fill: cannot fill x, which is not batched at this vmap level (shared by "
+            "every example), with a value that differs per example. Create x batched "
+            "(np.empty_like(v)) or use np.full_like.")
     if value_bdim is None:
         ndarray_fill(x, value)
         return None, None

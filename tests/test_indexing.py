@@ -1,0 +1,187 @@
+"""Indexing semantics the OpInfo sweep cannot express: data-dependent counts, copies versus
+views, writes across nested levels, and the errors for writes into shared arrays."""
+
+from __future__ import annotations
+
+import warnings
+
+import numpy as np
+import pytest
+
+import batchtensor as bt
+
+
+def loop(f, *xs):
+    return np.stack([np.asarray(f(*ex)) for ex in zip(*xs)])
+
+
+@pytest.fixture
+def rng():
+    return np.random.default_rng(0)
+
+
+def test_getitem_mask_with_different_counts_raises(rng):
+    xs = rng.normal(size=(4, 6))
+    with pytest.raises(bt.BatchingError, match="boolean mask.*different shapes"):
+        bt.vmap(lambda x: x[x > 0])(xs)
+
+
+def test_getitem_nested_mask_with_different_counts_raises(rng):
+    xs = rng.normal(size=(2, 3, 6))
+    with pytest.raises(bt.BatchingError, match="boolean mask"):
+        bt.vmap(bt.vmap(lambda x: x[x > 0]))(xs)
+
+
+def test_getitem_mask_with_same_count_works(rng):
+    xs = rng.normal(size=(4, 6))
+    ms = np.argsort(rng.random((4, 6)), axis=1) < 2  # two True per row, different places
+    np.testing.assert_array_equal(bt.vmap(lambda x, m: x[m])(xs, ms), loop(lambda x, m: x[m], xs, ms))
+
+
+@pytest.mark.parametrize("value", [0, 2.5, "batched"])
+def test_setitem_mask_with_different_counts(rng, value):
+    xs = rng.normal(size=(4, 3, 5))
+    vs = rng.normal(size=(4,))
+
+    def f(x, v):
+        x = x.copy()
+        x[x > 0] = v if value == "batched" else value
+        return x
+
+    np.testing.assert_array_equal(bt.vmap(f)(xs, vs), loop(f, xs, vs))
+
+
+def test_setitem_leading_mask_with_row_value(rng):
+    xs = rng.normal(size=(4, 3, 5))
+    rows = rng.normal(size=(4, 5))
+
+    def f(x, r):
+        x = x.copy()
+        x[x[:, 0] > 0] = r
+        return x
+
+    np.testing.assert_array_equal(bt.vmap(f)(xs, rows), loop(f, xs, rows))
+
+
+def test_zero_d_result_is_a_copy():
+    xs = np.arange(12.0).reshape(3, 4)
+    before = xs.copy()
+
+    def f(x):
+        y = x[0]
+        y[...] = 100.0
+        return y
+
+    np.testing.assert_array_equal(bt.vmap(f)(xs), [100.0] * 3)
+    np.testing.assert_array_equal(xs, before)  # NumPy: x[0] of a 1-d array is a scalar copy
+
+
+def test_basic_slice_is_a_view():
+    xs = np.arange(12.0).reshape(3, 4)
+    want = xs.copy()
+    want[:, 1] = -1.0
+
+    def f(x):
+        z = x[1:]
+        z[0] = -1.0
+        return x
+
+    np.testing.assert_array_equal(bt.vmap(f)(xs), want)
+    np.testing.assert_array_equal(xs, want)  # written through the view, as in NumPy
+
+
+def test_index_batched_at_outer_level_x_at_inner(rng):
+    xs = rng.normal(size=(3, 5))
+    idx = rng.integers(-5, 5, size=(2, 4))
+    got = bt.vmap(lambda i: bt.vmap(lambda x: x[i])(xs))(idx)
+    want = np.stack([np.stack([x[i] for x in xs]) for i in idx])
+    np.testing.assert_array_equal(got, want)
+
+
+def test_x_batched_at_outer_level_index_at_inner(rng):
+    xs = rng.normal(size=(3, 5))
+    idx = rng.integers(-5, 5, size=(2, 4))
+    got = bt.vmap(lambda x: bt.vmap(lambda i: x[i])(idx))(xs)
+    want = np.stack([np.stack([x[i] for i in idx]) for x in xs])
+    np.testing.assert_array_equal(got, want)
+
+
+def test_mask_batched_at_outer_level_x_at_inner(rng):
+    xs = rng.normal(size=(3, 5))
+    ms = np.argsort(rng.random((2, 5)), axis=1) < 3
+    got = bt.vmap(lambda m: bt.vmap(lambda x: x[m])(xs))(ms)
+    want = np.stack([np.stack([x[m] for x in xs]) for m in ms])
+    np.testing.assert_array_equal(got, want)
+
+
+def test_setitem_into_array_not_batched_at_the_index_level_raises(rng):
+    xs = rng.normal(size=(3, 5))
+    idx = rng.integers(0, 5, size=(2,))
+
+    def inner(x, i):
+        x[i] = 0.0
+        return x
+
+    with pytest.raises(bt.BatchingError, match="outer vmap level"):
+        bt.vmap(lambda i: bt.vmap(lambda x: inner(x, i))(xs.copy()))(idx)
+
+
+def test_batched_value_into_unbatched_target_raises(rng):
+    vs = rng.normal(size=(3, 4))
+    xs = rng.normal(size=(3, 4))
+
+    def plain(v):
+        out = np.zeros(4)  # a plain array: NumPy's own __setitem__ meets the batched value
+        out[:] = v
+        return out
+
+    def copyto(v):
+        out = np.zeros((2, 4))
+        np.copyto(out, v)
+        return out
+
+    def outer_only(x):
+        def inner(v):
+            x[:] = v  # x is batched at the outer level only: shared by the inner examples
+            return x
+        return bt.vmap(inner)(vs)
+
+    with pytest.raises(TypeError, match="BatchedTensor"):
+        bt.vmap(plain)(vs)
+    with pytest.raises(bt.BatchingError, match="numpy.copyto.*dst"):
+        bt.vmap(copyto)(vs)
+    with pytest.raises(bt.BatchingError, match="not batched at this vmap level"):
+        bt.vmap(outer_only)(xs)
+
+
+@pytest.mark.filterwarnings("ignore::batchtensor.PerformanceWarning")  # zeros_like: another family
+def test_setitem_into_zeros_like_works(rng):
+    vs = rng.normal(size=(3, 4))
+
+    def f(v):
+        out = np.zeros_like(v)
+        out[1:] = v[:-1]
+        return out
+
+    np.testing.assert_array_equal(bt.vmap(f)(vs), loop(f, vs))
+
+
+def test_batched_slice_bound_takes_the_loop(rng):
+    xs = rng.normal(size=(3, 6))
+    starts = np.array([0, 2, 3])
+
+    def f(x, s):
+        return x[s:s + 2]
+
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", bt.PerformanceWarning)
+        got = bt.vmap(f)(xs, starts)
+    np.testing.assert_array_equal(got, loop(f, xs, starts))
+
+
+def test_one_argument_where_with_different_counts_raises(rng):
+    xs = rng.normal(size=(4, 6))
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", bt.PerformanceWarning)
+        with pytest.raises(bt.BatchingError, match="different shapes"):
+            bt.vmap(lambda x: np.where(x > 0))(xs)
