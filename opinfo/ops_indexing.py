@@ -351,6 +351,369 @@ def copy_samples(rng, dtype):
     yield SampleInput((a(2, 0),), {}, "size 0")
 
 
+# ---- in-place placement: put, put_along_axis, place, putmask, fill_diagonal ---------------------
+def _put(a, ind, v, **kwargs):
+    np.put(a, ind, v, **kwargs)
+    return a
+
+
+def put_samples(rng, dtype):
+    a = lambda *s: make_array(rng, s, dtype)  # noqa: E731
+    yield SampleInput((a(5), _idx(rng, (3,), 5), a(3)), {}, "1-d")
+    yield SampleInput((a(3, 4), _idx(rng, (4,), 12), a(2)), {}, "2-d a, values repeated")
+    yield SampleInput((a(6), _idx(rng, (6,), 3, low=0), a(6)), {}, "duplicate indices")
+    yield SampleInput((a(3, 4), _idx(rng, (5,), 30, low=-30), a(5)), {"mode": "wrap"},
+                      "mode=wrap")
+    yield SampleInput((a(3, 4), _idx(rng, (5,), 30, low=-30), a(1)), {"mode": "clip"},
+                      "mode=clip")
+    yield SampleInput((a(5), _idx(rng, (2,), 5), 7), {}, "python scalar v")
+    yield SampleInput((a(5), _idx(rng, (2,), 5), a()), {}, "0-d v")
+    yield SampleInput((a(5), _idx(rng, (4,), 5), a(2, 2)), {}, "2-d v is flattened")
+    yield SampleInput((a(5), _idx(rng, (3,), 5), a(0)), {}, "empty v: nothing")
+    yield SampleInput((a(5), _idx(rng, (0,), 5), a(2)), {}, "empty indices")
+    yield SampleInput((a(), [0, 0], a(2)), {}, "0-d a")
+    yield SampleInput((a(4, 6)[:, ::2], _idx(rng, (3,), 12), a(3)), {}, "non-contiguous a")
+    yield SampleInput((a(5), make_array(rng, (3,), np.bool_), a(3)), {}, "bool indices are 0/1")
+    yield SampleInput((a(5), _idx(rng, (2,), 5) + 5, a(2)), {}, "out of range (IndexError)")
+    yield SampleInput((a(5), make_array(rng, (2,), np.float64), a(2)), {},
+                      "float indices (TypeError)")
+    yield SampleInput((a(0), _idx(rng, (2,), 3), a(2)), {"mode": "wrap"},
+                      "empty a, mode=wrap (IndexError)")
+    yield SampleInput((make_array(rng, (4,), np.uint8), _idx(rng, (2,), 4), 300), {},
+                      "python int out of bounds (OverflowError)")
+
+
+def _put_along_axis(arr, indices, values, axis):
+    np.put_along_axis(arr, indices, values, axis)
+    return arr
+
+
+def put_along_axis_samples(rng, dtype):
+    a = lambda *s: make_array(rng, s, dtype)  # noqa: E731
+    yield SampleInput((a(3, 4), _idx(rng, (3, 2), 4), a(3, 2), 1), {}, "axis=1")
+    yield SampleInput((a(3, 4), _idx(rng, (2, 4), 3), a(2, 4), 0), {}, "axis=0")
+    yield SampleInput((a(2, 3, 4), _idx(rng, (2, 3, 5), 4, low=0), a(2, 3, 5), -1), {},
+                      "axis=-1, duplicate indices")
+    yield SampleInput((a(3, 4), _idx(rng, (1, 2), 4), a(3, 1), 1), {},
+                      "indices and values broadcast")
+    yield SampleInput((a(3, 4), _idx(rng, (3, 2), 4), 5, 1), {}, "python scalar values")
+    yield SampleInput((a(3, 4), _idx(rng, (3,), 12), a(3), None), {}, "axis=None")
+    yield SampleInput((a(3, 4), _idx(rng, (3,), 12), a(1, 1), None), {},
+                      "axis=None, (1, 1) values")
+    yield SampleInput((a(5), _idx(rng, (0,), 5), a(0), 0), {}, "empty indices")
+    yield SampleInput((a(3, 4), _idx(rng, (3,), 4), a(3), 1), {}, "rank mismatch (ValueError)")
+    yield SampleInput((a(3, 4), _idx(rng, (3, 2), 4) + 4, a(3, 2), 1), {},
+                      "out of range (IndexError)")
+    yield SampleInput((a(3, 4), _idx(rng, (3,), 12) + 12, a(3), None), {},
+                      "axis=None out of range (IndexError)")
+    yield SampleInput((a(3, 4), _idx(rng, (3, 2), 4), a(3, 3), 1), {},
+                      "values do not broadcast (ValueError)")
+    yield SampleInput((a(3, 4), _idx(rng, (3, 2), 4), a(3, 2), 2), {}, "axis out of range")
+
+
+def _place(arr, mask, vals):
+    np.place(arr, mask, vals)
+    return arr
+
+
+def place_samples(rng, dtype):
+    a = lambda *s: make_array(rng, s, dtype)  # noqa: E731
+    m = lambda *s: make_array(rng, s, np.bool_)  # noqa: E731
+    yield SampleInput((a(6), m(6), a(6)), {}, "counts differ per example")
+    yield SampleInput((a(3, 4), m(3, 4), a(2)), {}, "values repeated")
+    yield SampleInput((a(3, 4), m(12), a(3)), {}, "mask of another shape, same size")
+    yield SampleInput((a(5), m(5), 7), {}, "python scalar")
+    yield SampleInput((a(5), make_array(rng, (5,), np.int64, low=0, high=3), a(2)), {},
+                      "int mask")
+    yield SampleInput((a(5), np.zeros(5, bool), a(0)), {}, "empty values, nothing selected")
+    yield SampleInput((a(5), m(5) | np.eye(5, dtype=bool)[0], a(0)), {},
+                      "empty values (ValueError)")
+    yield SampleInput((a(5), m(4), a(2)), {}, "size mismatch (ValueError)")
+    yield SampleInput((a(), m(), a(1)), {}, "0-d")
+    yield SampleInput((a(4, 6)[:, ::2], m(4, 3), a(5)), {}, "non-contiguous arr")
+    yield SampleInput((make_array(rng, (4,), np.uint8), m(4), make_array(rng, (2,), np.int64)),
+                      {}, "unsafe cast of an array (TypeError)")
+
+
+def _putmask(a, mask, values):
+    np.putmask(a, mask, values)
+    return a
+
+
+def putmask_samples(rng, dtype):
+    a = lambda *s: make_array(rng, s, dtype)  # noqa: E731
+    m = lambda *s: make_array(rng, s, np.bool_)  # noqa: E731
+    yield SampleInput((a(3, 4), m(3, 4), a(3, 4)), {}, "same shape")
+    yield SampleInput((a(6), m(6), a(4)), {}, "values repeated by position")
+    yield SampleInput((a(5), m(5), 3), {}, "python scalar")
+    yield SampleInput((a(5), m(1, 5), a(1)), {}, "mask of another shape")
+    yield SampleInput((a(5), make_array(rng, (5,), np.int64, low=0, high=3), a(5)), {},
+                      "int mask")
+    yield SampleInput((a(5), m(5), a(0)), {}, "empty values: nothing")
+    yield SampleInput((a(), m(), a()), {}, "0-d")
+    yield SampleInput((a(5), m(4), a(5)), {}, "size mismatch (ValueError)")
+    yield SampleInput((a(4, 6)[:, ::2], m(4, 3), a(12)), {}, "non-contiguous a")
+    yield SampleInput((make_array(rng, (4,), np.int64), m(4), make_array(rng, (4,), np.float64)),
+                      {}, "unsafe cast of an array (TypeError)")
+
+
+def _fill_diagonal(a, val, **kwargs):
+    np.fill_diagonal(a, val, **kwargs)
+    return a
+
+
+def fill_diagonal_samples(rng, dtype):
+    a = lambda *s: make_array(rng, s, dtype)  # noqa: E731
+    yield SampleInput((a(3, 3), 5), {}, "python scalar")
+    yield SampleInput((a(3, 3), a()), {}, "0-d value")
+    yield SampleInput((a(4, 4), a(3)), {}, "values repeated")
+    yield SampleInput((a(3, 3), a(5)), {}, "more values than the diagonal")
+    yield SampleInput((a(7, 3), a(2)), {"wrap": True}, "tall, wrap=True")
+    yield SampleInput((a(7, 3), a(2)), {}, "tall")
+    yield SampleInput((a(3, 5), a(2)), {}, "wide")
+    yield SampleInput((a(2, 2, 2), a()), {}, "3-d")
+    yield SampleInput((a(0, 3), 1), {}, "size 0")
+    yield SampleInput((a(3, 3), a(0)), {}, "empty values: nothing")
+    yield SampleInput((a(3, 3), a(2, 2)), {}, "2-d values are flattened")
+    yield SampleInput((a(2, 2, 3), 1), {}, "unequal dims (ValueError)")
+    yield SampleInput((a(4), 1), {}, "1-d (ValueError)")
+    yield SampleInput((a(6, 6)[:, ::2], a(2)), {}, "non-contiguous a")
+    yield SampleInput((make_array(rng, (3, 3), np.uint8), 300), {},
+                      "python int out of bounds (OverflowError)")
+
+
+# ---- selection: choose, select, compress, extract -----------------------------------------------
+def choose_samples(rng, dtype):
+    a = lambda *s: make_array(rng, s, dtype)  # noqa: E731
+    yield SampleInput((_idx(rng, (4,), 3, low=0), [a(4), a(4), a(4)]), {}, "list of choices")
+    yield SampleInput((_idx(rng, (3, 4), 2, low=0), a(2, 3, 4)), {}, "array of choices")
+    yield SampleInput((_idx(rng, (3, 1), 2, low=0), [a(4), a(3, 4)]), {}, "broadcasting")
+    yield SampleInput((_idx(rng, (4,), 2, low=0), [a(4), 1.5]), {}, "a python scalar choice")
+    yield SampleInput((_idx(rng, (), 3, low=0), [a(2), a(2), a()]), {}, "0-d a")
+    yield SampleInput((_idx(rng, (5,), 6, low=-6), [a(5), a(5)]), {"mode": "wrap"}, "mode=wrap")
+    yield SampleInput((_idx(rng, (5,), 6, low=-6), a(3, 5)), {"mode": "clip"}, "mode=clip")
+    yield SampleInput((_idx(rng, (4,), 3, low=2), [a(4), a(4)]), {},
+                      "invalid entry (ValueError)")
+    yield SampleInput((make_array(rng, (4,), np.float64), [a(4), a(4)]), {},
+                      "float a (TypeError)")
+    yield SampleInput((_idx(rng, (4,), 1, low=0), [a(4), a(3)]), {},
+                      "shapes do not broadcast (ValueError)")
+
+
+def select_samples(rng, dtype):
+    a = lambda *s: make_array(rng, s, dtype)  # noqa: E731
+    m = lambda *s: make_array(rng, s, np.bool_)  # noqa: E731
+    yield SampleInput(([m(5), m(5)], [a(5), a(5)]), {}, "two conditions")
+    yield SampleInput(([m(3, 4), m(4)], [a(3, 4), a(1)], a()), {}, "broadcasting, default=")
+    yield SampleInput(([m(4)], [2]), {"default": -1}, "python scalar choice and default")
+    yield SampleInput(([m(4), m(4)], [a(4), np.float32(1.5)]), {}, "promotion")
+    yield SampleInput(([m()], [a()]), {}, "0-d")
+    yield SampleInput(([m(4)], [a(2, 4)]), {}, "choices wider than the conditions")
+    yield SampleInput(([make_array(rng, (4,), np.int64)], [a(4)]), {},
+                      "int condition (TypeError)")
+    yield SampleInput(([m(4), m(4)], [a(4)]), {}, "length mismatch (ValueError)")
+    yield SampleInput(([m(3)], [a(4)]), {}, "shapes do not broadcast (ValueError)")
+
+
+def _fixed_count(rng, n, count, pad=0):
+    """A 1-d mask with ``count`` True values in its first ``n`` entries, then ``pad`` False."""
+    return np.concatenate([_mask(rng, (n,), count), np.zeros(pad, bool)])
+
+
+def compress_samples(rng, dtype):
+    a = lambda *s: make_array(rng, s, dtype)  # noqa: E731
+    yield SampleInput((_fixed_count(rng, 5, 2), a(5)), {}, "1-d")
+    yield SampleInput((_fixed_count(rng, 12, 5), a(3, 4)), {}, "axis=None flattens")
+    yield SampleInput((_fixed_count(rng, 3, 2), a(3, 4)), {"axis": 0}, "axis=0")
+    yield SampleInput((_fixed_count(rng, 4, 1), a(2, 4, 3)), {"axis": -2}, "axis=-2")
+    yield SampleInput((_fixed_count(rng, 2, 1), a(3, 4)), {"axis": 1}, "shorter condition")
+    yield SampleInput((_fixed_count(rng, 4, 2, pad=3), a(3, 4)), {"axis": 1},
+                      "longer condition, False beyond")
+    yield SampleInput((_fixed_count(rng, 5, 0), a(5)), {}, "selects nothing")
+    yield SampleInput((_fixed_count(rng, 4, 2).astype(np.int64) * 3, a(4)), {},
+                      "int condition")
+    yield SampleInput((_fixed_count(rng, 1, 1), a()), {"axis": 0}, "0-d a")
+    yield SampleInput((np.concatenate([_fixed_count(rng, 3, 1), [True]]), a(3)), {},
+                      "True beyond the axis (IndexError)")
+    yield SampleInput((_mask(rng, (2, 2), 2), a(4)), {}, "2-d condition (ValueError)")
+    yield SampleInput((_fixed_count(rng, 3, 1), a(3, 4)), {"axis": 2}, "axis out of range")
+
+
+def extract_samples(rng, dtype):
+    a = lambda *s: make_array(rng, s, dtype)  # noqa: E731
+    yield SampleInput((_mask(rng, (3, 4), 5), a(3, 4)), {}, "same shape")
+    yield SampleInput((_fixed_count(rng, 6, 2), a(2, 4)), {}, "shorter condition")
+    yield SampleInput((_mask(rng, (2, 2), 2).astype(np.float64) * 2.5, a(4)), {},
+                      "float condition")
+    yield SampleInput((np.concatenate([_fixed_count(rng, 4, 1), [True]]), a(4)), {},
+                      "True beyond the end (IndexError)")
+
+
+# ---- diagonals, triangles, index helpers --------------------------------------------------------
+def diag_samples(rng, dtype):
+    a = lambda *s: make_array(rng, s, dtype)  # noqa: E731
+    for k in (0, 2, -1):
+        yield SampleInput((a(4),), {"k": k}, f"1-d, k={k}")
+    for k in (0, 1, -2, 7):
+        yield SampleInput((a(3, 4),), {"k": k}, f"2-d, k={k}")
+    yield SampleInput((a(0),), {"k": 1}, "empty 1-d")
+    yield SampleInput((a(6, 8)[:, ::2],), {}, "non-contiguous")
+    yield SampleInput((a(),), {}, "0-d (ValueError)")
+    yield SampleInput((a(2, 2, 2),), {}, "3-d (ValueError)")
+
+
+def diagflat_samples(rng, dtype):
+    a = lambda *s: make_array(rng, s, dtype)  # noqa: E731
+    yield SampleInput((a(2, 2),), {}, "2-d is flattened")
+    yield SampleInput((a(3),), {"k": -2}, "k=-2")
+    yield SampleInput((a(),), {"k": 1}, "0-d")
+    yield SampleInput((a(0),), {}, "empty")
+
+
+def tri_samples(rng, dtype):
+    a = lambda *s: make_array(rng, s, dtype)  # noqa: E731
+    for k in (0, 1, -1):
+        yield SampleInput((a(4, 4),), {"k": k}, f"square, k={k}")
+    yield SampleInput((a(3, 5),), {"k": 2}, "wide")
+    yield SampleInput((a(2, 4, 3),), {}, "stack of matrices")
+    yield SampleInput((a(4),), {}, "1-d broadcasts to a square (as NumPy)")
+    yield SampleInput((a(0, 3),), {}, "size 0")
+    yield SampleInput((a(4, 8)[:, ::2],), {"k": -1}, "non-contiguous")
+    yield SampleInput((a(),), {}, "0-d (TypeError)")
+
+
+def indices_from_samples(rng, dtype):
+    a = lambda *s: make_array(rng, s, dtype)  # noqa: E731
+    yield SampleInput((a(4, 4),), {}, "square")
+    yield SampleInput((a(3, 5),), {"k": 1}, "wide, k=1")
+    yield SampleInput((a(5, 2),), {"k": -1}, "tall, k=-1")
+    yield SampleInput((a(4),), {}, "1-d (ValueError)")
+
+
+def diag_indices_from_samples(rng, dtype):
+    a = lambda *s: make_array(rng, s, dtype)  # noqa: E731
+    yield SampleInput((a(3, 3),), {}, "square")
+    yield SampleInput((a(2, 2, 2),), {}, "3-d")
+    yield SampleInput((a(2, 3),), {}, "not square (ValueError)")
+    yield SampleInput((a(3),), {}, "1-d (ValueError)")
+
+
+def ix_samples(rng, dtype):
+    yield SampleInput((_idx(rng, (3,), 5), _idx(rng, (2,), 4)), {}, "two int arrays")
+    yield SampleInput((_idx(rng, (2,), 5), _mask(rng, (4,), 2), _idx(rng, (1,), 3)), {},
+                      "bool array, same count")
+    yield SampleInput((_idx(rng, (0,), 5), make_array(rng, (2,), np.float64)), {},
+                      "empty and float")
+    yield SampleInput((_idx(rng, (2, 2), 5),), {}, "2-d (ValueError)")
+
+
+def ravel_multi_index_samples(rng, dtype):
+    yield SampleInput(((_idx(rng, (4,), 3, low=0), _idx(rng, (4,), 5, low=0)), (3, 5)), {},
+                      "tuple of arrays")
+    yield SampleInput(((_idx(rng, (3, 1), 3, low=0), _idx(rng, (4,), 5, low=0)), (3, 5)),
+                      {"order": "F"}, "broadcasting, order=F")
+    yield SampleInput((_idx(rng, (2, 4), 3, low=0), (3, 3)), {}, "one 2-d array")
+    yield SampleInput(((_idx(rng, (4,), 9, low=-9), _idx(rng, (4,), 9, low=-9)), (3, 5)),
+                      {"mode": ("wrap", "clip")}, "modes per axis")
+    yield SampleInput(((1, _idx(rng, (3,), 5, low=0)), (3, 5)), {}, "python int coordinate")
+    yield SampleInput(((_idx(rng, (), 3, low=0), _idx(rng, (), 5, low=0)), (3, 5)), {}, "0-d")
+    yield SampleInput(((_idx(rng, (2,), 3, low=0) + 3, _idx(rng, (2,), 5, low=0)), (3, 5)), {},
+                      "invalid entry (ValueError)")
+    yield SampleInput(((make_array(rng, (2,), np.float64), _idx(rng, (2,), 5, low=0)), (3, 5)),
+                      {}, "float coordinates (TypeError)")
+    yield SampleInput(((_idx(rng, (2,), 3, low=0),), (3, 5)), {}, "too few (ValueError)")
+
+
+def unravel_index_samples(rng, dtype):
+    yield SampleInput((_idx(rng, (4,), 12, low=0), (3, 4)), {}, "1-d")
+    yield SampleInput((_idx(rng, (2, 3), 24, low=0), (2, 3, 4)), {"order": "F"},
+                      "2-d, order=F")
+    yield SampleInput((_idx(rng, (), 12, low=0), (3, 4)), {}, "0-d")
+    yield SampleInput((_idx(rng, (2,), 12, low=0) + 12, (3, 4)), {},
+                      "out of bounds (ValueError)")
+    yield SampleInput((make_array(rng, (2,), np.float64), (3, 4)), {}, "float (TypeError)")
+
+
+# ---- ops that call Python functions -------------------------------------------------------------
+def _double(v):
+    return v * 2
+
+
+def _plus_one(v):
+    return v + 1
+
+
+def _centre(v):
+    return v - np.mean(v)  # not elementwise: a 1-d selection per call, as in NumPy
+
+
+def _sign_branch(v):
+    return v * 2 if v[0] > 0 else v  # Python control flow on data
+
+
+def piecewise_samples(rng, dtype):
+    a = lambda *s: make_array(rng, s, dtype)  # noqa: E731
+    m1 = _mask(rng, (6,), 2)
+    yield SampleInput((a(6), [m1, ~m1], [_double, _plus_one]), {}, "two conditions, same counts")
+    m2 = _mask(rng, (6,), 3)
+    yield SampleInput((a(6), [m2], [_centre, 0.5]), {}, "otherwise value, non-elementwise f")
+    m3 = _mask(rng, (2, 3), 4)
+    yield SampleInput((a(2, 3), m3, [_double]), {}, "one condition array (promoted)")
+    yield SampleInput((a(2, 3), [m3], [1, 2]), {}, "scalar values")
+    yield SampleInput((a(5), [make_array(rng, (5,), np.bool_)], [_double, _plus_one]), {},
+                      "counts differ per example",
+                      loop_reason="a condition selects a different number of elements per "
+                                  "example: a batched selection is impossible")
+    yield SampleInput((a(4), [_mask(rng, (4,), 2)], [_double, _plus_one, _double]), {},
+                      "too many functions (ValueError)")
+
+
+def _apply_along_axis(func1d, axis, arr, *args):
+    return np.apply_along_axis(func1d, axis, arr, *args)
+
+
+def _diff(v):
+    return v[1:] - v[:-1]
+
+
+def _outer(v, w):
+    return v[:, None] * w
+
+
+def _first_then_float(v):
+    return v[0] * 1.5  # a float result; the loop's buffer keeps the first result's dtype
+
+
+def apply_along_axis_samples(rng, dtype):
+    a = lambda *s: make_array(rng, s, dtype)  # noqa: E731
+    yield SampleInput((np.sum, 0, a(3, 4)), {}, "reduce, axis=0")
+    yield SampleInput((_centre, -1, a(2, 3, 4)), {}, "vector result, axis=-1")
+    yield SampleInput((_diff, 1, a(2, 5, 3)), {}, "shorter result, middle axis")
+    yield SampleInput((_outer, 0, a(3, 2), a(2)), {}, "matrix result, extra argument")
+    yield SampleInput((_first_then_float, 1, a(3, 4)), {}, "scalar result")
+    yield SampleInput((_sign_branch, 1, a(3, 4)), {}, "control flow on data",
+                      loop_reason="func1d branches on data: batched slices would take "
+                                  "different branches, so the call runs per example")
+    yield SampleInput((np.sum, 0, a()), {}, "0-d (AxisError)")
+    yield SampleInput((np.sum, 1, a(0, 3)), {}, "empty iteration dims (ValueError)")
+
+
+def _sum_keep(a, axis):
+    return np.sum(a, axis=axis, keepdims=True)
+
+
+def _bad_shape(a, axis):
+    return np.sum(a)
+
+
+def apply_over_axes_samples(rng, dtype):
+    a = lambda *s: make_array(rng, s, dtype)  # noqa: E731
+    yield SampleInput((np.sum, a(2, 3, 4), (0, 2)), {}, "sum over (0, 2)")
+    yield SampleInput((np.mean, a(3, 4), -1), {}, "mean, negative axis")
+    yield SampleInput((_sum_keep, a(3, 4), [1]), {}, "function keeping dims")
+    yield SampleInput((_bad_shape, a(2, 3, 4), 0), {}, "wrong result shape (ValueError)")
+
+
 OPS = [
     OpInfo("getitem.basic", _getitem, getitem_basic_samples, "rule", dtypes=(np.float64,),
            covers=operator.getitem, unbatched_self=True),
@@ -377,4 +740,35 @@ OPS = [
     OpInfo("ndarray.astype", _astype, astype_samples, "rule", dtypes=(np.float64, np.int64),
            covers=ndarray_astype, unbatched_self=True),
     OpInfo("copy", np.copy, copy_samples, "rule", dtypes=(np.float64,)),
+    OpInfo("put", _put, put_samples, "rule", dtypes=F64_I64, covers=np.put, inplace=0),
+    OpInfo("put_along_axis", _put_along_axis, put_along_axis_samples, "rule", dtypes=F64_I64,
+           covers=np.put_along_axis, inplace=0),
+    OpInfo("place", _place, place_samples, "rule", dtypes=F64_I64, covers=np.place, inplace=0),
+    OpInfo("putmask", _putmask, putmask_samples, "rule", dtypes=F64_I64, covers=np.putmask,
+           inplace=0),
+    # fill_diagonal dispatches on `a` only: with a plain `a` NumPy's own code meets a batched
+    # value and raises the conversion error (unbatched_self).
+    OpInfo("fill_diagonal", _fill_diagonal, fill_diagonal_samples, "rule", dtypes=F64_I64,
+           covers=np.fill_diagonal, inplace=0, unbatched_self=True),
+    OpInfo("choose", np.choose, choose_samples, "rule", dtypes=F64_I64),
+    OpInfo("select", np.select, select_samples, "decomposition", dtypes=(np.float64, np.int32)),
+    OpInfo("compress", np.compress, compress_samples, "rule", dtypes=F64_I64),
+    OpInfo("extract", np.extract, extract_samples, "decomposition", dtypes=(np.float64,)),
+    OpInfo("diag", np.diag, diag_samples, "rule", dtypes=(np.float64, np.bool_)),
+    OpInfo("diagflat", np.diagflat, diagflat_samples, "rule", dtypes=(np.float64,)),
+    OpInfo("tril", np.tril, tri_samples, "rule", dtypes=(np.float64, np.bool_)),
+    OpInfo("triu", np.triu, tri_samples, "rule", dtypes=(np.float64, np.int32)),
+    OpInfo("tril_indices_from", np.tril_indices_from, indices_from_samples, "rule"),
+    OpInfo("triu_indices_from", np.triu_indices_from, indices_from_samples, "rule"),
+    OpInfo("diag_indices_from", np.diag_indices_from, diag_indices_from_samples, "rule"),
+    OpInfo("ix_", np.ix_, ix_samples, "rule", dtypes=(np.int64,)),
+    OpInfo("ravel_multi_index", np.ravel_multi_index, ravel_multi_index_samples, "rule",
+           dtypes=(np.int64,)),
+    OpInfo("unravel_index", np.unravel_index, unravel_index_samples, "rule", dtypes=(np.int64,)),
+    OpInfo("piecewise", np.piecewise, piecewise_samples, "rule", dtypes=(np.float64,)),
+    # apply_along_axis dispatches on `arr` only (extra arguments with a plain arr: NumPy's own).
+    OpInfo("apply_along_axis", _apply_along_axis, apply_along_axis_samples, "rule",
+           dtypes=(np.float64, np.int64), covers=np.apply_along_axis, unbatched_self=True),
+    OpInfo("apply_over_axes", np.apply_over_axes, apply_over_axes_samples, "decomposition",
+           dtypes=(np.float64,)),
 ]

@@ -18,10 +18,11 @@ import operator
 
 import numpy as np
 
+from ..config import config
 from ..dispatch import scan_level, unwrap, wrap
 from ..boxed.pointwise import unbatched_out_error
 from ..errors import BatchingError
-from ..registry import batch_rule
+from ..registry import batch_rule, decomposition
 from ..tensor import BatchedTensor, _new, ndarray_astype, ndarray_fill
 from ._helpers import (align_front, align_pointwise, ensure_bdim, logical_rank, logical_shape,
                        move_bdim_to_front, ndim_of, pad_to_rank, physical_axis, require,
@@ -503,4 +504,578 @@ def copy_rule(a, a_bdim, order="K", subok=False):
     return np.copy(a, order=order, subok=subok), a_bdim
 
 
-__all__ = ["getitem_rule", "setitem_rule"]
+
+
+# =================================================================================================
+# Placement and selection: put, put_along_axis, place, putmask, fill_diagonal (in place); choose,
+# select, compress, extract, diag, diagflat, tril, triu, the *_indices_from helpers, ix_,
+# ravel_multi_index, unravel_index; and the ops that take Python callables.
+# =================================================================================================
+def _example(x, bdim=None):
+    """Zeros standing for one example of ``x`` (NumPy, for a dry run that lets NumPy check the
+    arguments and raise its own error); Python scalars and lists as they are."""
+    if type(x) is BatchedTensor or (hasattr(x, "shape") and hasattr(x, "dtype")):
+        return np.zeros(logical_shape(x, bdim), dtype=x.dtype)
+    return x
+
+
+def _stand_in(x, bdim):
+    """A broadcast (allocation-free, read-only) stand-in of one example, on x's backend: for
+    ops that read only the shape."""
+    return np.broadcast_to(np.zeros((), dtype=x.dtype, like=_like(x)), logical_shape(x, bdim))
+
+
+def _any(x) -> bool:
+    """Whether any element of ``x`` is true, over every example at every vmap level."""
+    return bool(np.any(_like(x)))
+
+
+def _is_scalar(x) -> bool:
+    return type(x) is not BatchedTensor and ndim_of(x) == 0
+
+
+def _flat_front(x, bdim):
+    """Every example flattened: ``(B, size)`` if batched, ``(1, size)`` if not."""
+    if bdim is None:
+        return np.reshape(x, (1, -1))
+    f = move_bdim_to_front(x, bdim)
+    return np.reshape(f, (f.shape[0], math.prod(f.shape[1:])))
+
+
+def _as_intp(idx):
+    """Integer indices as intp (booleans become 0/1, never a mask)."""
+    return idx if idx.dtype == np.intp else idx.astype(np.intp)
+
+
+def _cycle(vflat, k: int):
+    """``(B|1, m)`` values repeated along axis 1 to length ``k`` (NumPy's flat assignment)."""
+    m = vflat.shape[1]
+    if m == k:
+        return vflat
+    return np.take(vflat, np.arange(k, like=_like(vflat)) % m, axis=1)
+
+
+def _check_flat_bounds(idx, size: int) -> None:
+    base = _like(idx)  # every example at every level
+    bad = (base < -size) | (base >= size)
+    if np.any(bad):
+        raise IndexError(f"index {int(base[bad][0])} is out of bounds for axis 0 with size "
+                         f"{size}")
+
+
+def _scatter_flat(target, flat, vals) -> None:
+    """``target[b].flat[flat[b]] = vals[b]`` for every example, written through the view
+    ``target`` (batch first); ``flat`` holds non-negative in-range positions."""
+    lshape = tuple(target.shape[1:])
+    if not lshape:
+        target, lshape = np.expand_dims(target, 1), (1,)
+    n = target.shape[0]
+    coords = tuple(np.remainder(np.floor_divide(flat, math.prod(lshape[i + 1:])), d)
+                   for i, d in enumerate(lshape))
+    target[(np.reshape(np.arange(n, like=_like(target)), (n, 1)),) + coords] = vals
+
+
+def _shared_target(name: str, target: str, **others) -> BatchingError:
+    batched = [k for k, b in others.items() if b is not None]
+    what = " and ".join(batched) or "an argument"
+    return BatchingError(
+        f"{name}: cannot write into `{target}`, which is not batched at this vmap level (shared "
+        f"by every example), while `{what}` differ{'s' if len(batched) == 1 else ''} per example. "
+        f"Make `{target}` batched first (e.g. {target} = {target} + np.zeros_like(...) of a "
+        f"batched value, or np.zeros_like of a batched value), or use the returned value of a "
+        f"non-writing op (np.where, np.choose)."
+    )
+
+
+def _outer_levels(refs) -> list:
+    """(level, size) of every vmap level the physical values ``refs`` are batched at,
+    outermost first."""
+    found = {}
+    for r in refs:
+        while type(r) is BatchedTensor:
+            found[r._level.id] = (r._level, r._value.shape[r._bdim])
+            r = r._value
+    return [found[k] for k in sorted(found)]
+
+
+def _zeros_physical(shape, dtype, refs):
+    """Fresh zeros of physical ``shape`` (batch axis included), batched at every outer level
+    any of ``refs`` is batched at, so that writing their data into it dispatches there."""
+    levels = _outer_levels(refs)
+    like = next((_like(r) for r in refs if hasattr(r, "shape")), None)
+    z = np.zeros(tuple(n for _, n in levels) + tuple(shape), dtype=dtype,
+                 **({} if like is None else {"like": like}))
+    for lv, _ in levels:
+        z = _new(z, 0, lv)
+    return z
+
+
+# ---- in-place writes ----------------------------------------------------------------------------
+@batch_rule(np.put)
+def put_rule(a, a_bdim, ind, ind_bdim, v, v_bdim, mode="raise"):
+    if a_bdim is None:
+        raise _shared_target("numpy.put", "a", ind=ind_bdim, v=v_bdim)
+    np.put(_example(a, a_bdim), _example(ind, ind_bdim), _example(v, v_bdim), mode=mode)
+    target = move_bdim_to_front(a, a_bdim)
+    size = math.prod(target.shape[1:])
+    idx = _as_intp(_flat_front(ind, ind_bdim))
+    k = idx.shape[1]
+    if _is_scalar(v) and v_bdim is None:
+        vals = v  # a Python scalar stays one (NEP 50)
+    else:
+        vflat = _flat_front(v, v_bdim)
+        if not vflat.shape[1]:
+            return None, None  # NumPy: nothing to put
+        vals = _cycle(vflat, k)
+    if not k:
+        return None, None
+    if mode == "raise":
+        _check_flat_bounds(idx, size)
+        idx = np.remainder(idx, size)
+    elif mode == "wrap":
+        idx = np.remainder(idx, size)
+    else:
+        idx = np.clip(idx, 0, size - 1)
+    _scatter_flat(target, idx, vals)
+    return None, None
+
+
+def _value_front(v, bdim, rank: int):
+    """A value to be assigned into a region of logical rank ``rank``: batch first and padded
+    (extra leading size-1 dims dropped, as NumPy's assignment does); unbatched ones as they are
+    (they broadcast right-aligned)."""
+    if bdim is None:
+        return v
+    return pad_to_rank(_drop_leading_ones(move_bdim_to_front(v, bdim), rank), rank)
+
+
+@batch_rule(np.put_along_axis)
+def put_along_axis_rule(arr, arr_bdim, indices, indices_bdim, values, values_bdim, axis):
+    if arr_bdim is None:
+        raise _shared_target("numpy.put_along_axis", "arr", indices=indices_bdim,
+                             values=values_bdim)
+    np.put_along_axis(_example(arr, arr_bdim), _example(indices, indices_bdim),
+                      _example(values, values_bdim), axis)
+    target = move_bdim_to_front(arr, arr_bdim)
+    if axis is None:  # arr.flat[indices] = values (broadcast, not repeated)
+        idx = _as_intp(_flat_front(indices, indices_bdim))
+        size = math.prod(target.shape[1:])
+        if idx.shape[1]:
+            _check_flat_bounds(idx, size)
+            _scatter_flat(target, np.remainder(idx, size), _value_front(values, values_bdim, 1))
+        return None, None
+    nd = target.ndim - 1
+    ax = wrap_axis(axis, nd)
+    i = (move_bdim_to_front(indices, indices_bdim) if indices_bdim is not None
+         else np.expand_dims(indices, 0))
+    np.put_along_axis(target, i, _value_front(values, values_bdim, nd), ax + 1)
+    return None, None
+
+
+def _mask_front(mask, bdim, lshape):
+    """A mask of the same size as the target, batch first and in the target's shape."""
+    m = _flat_front(mask, bdim)
+    m = m if m.dtype == bool else m.astype(bool)
+    return m, np.reshape(m, (m.shape[0],) + tuple(lshape))
+
+
+@batch_rule(np.place)
+def place_rule(arr, arr_bdim, mask, mask_bdim, vals, vals_bdim):
+    if arr_bdim is None:
+        raise _shared_target("numpy.place", "arr", mask=mask_bdim, vals=vals_bdim)
+    np.place(_example(arr, arr_bdim), _example(mask, mask_bdim), _example(vals, vals_bdim))
+    target = move_bdim_to_front(arr, arr_bdim)
+    m, where = _mask_front(mask, mask_bdim, target.shape[1:])
+    if _is_scalar(vals) and vals_bdim is None:
+        np.copyto(target, vals, where=where)
+        return None, None
+    vflat = _flat_front(vals, vals_bdim)
+    nv = vflat.shape[1]
+    if not nv:
+        if _any(m):
+            raise ValueError("Cannot insert from an empty array!")
+        return None, None
+    # The k-th selected element (counted per example) takes vals[k % len(vals)].
+    rank = np.remainder(np.cumsum(m, axis=1) - 1, nv)
+    picked = np.take_along_axis(vflat, rank, axis=1)
+    np.copyto(target, np.reshape(picked, (picked.shape[0],) + tuple(target.shape[1:])),
+              casting="unsafe", where=where)
+    return None, None
+
+
+@batch_rule(np.putmask)
+def putmask_rule(a, a_bdim, /, mask, mask_bdim, values, values_bdim):
+    if a_bdim is None:
+        raise _shared_target("numpy.putmask", "a", mask=mask_bdim, values=values_bdim)
+    np.putmask(_example(a, a_bdim), _example(mask, mask_bdim), _example(values, values_bdim))
+    target = move_bdim_to_front(a, a_bdim)
+    lshape = tuple(target.shape[1:])
+    _, where = _mask_front(mask, mask_bdim, lshape)
+    if _is_scalar(values) and values_bdim is None:
+        np.copyto(target, values, where=where)
+        return None, None
+    vflat = _flat_front(values, values_bdim)
+    if not vflat.shape[1]:
+        return None, None  # NumPy: nothing to put
+    # Position n takes values.flat[n % len(values)].
+    picked = _cycle(vflat, math.prod(lshape))
+    np.copyto(target, np.reshape(picked, (picked.shape[0],) + lshape), casting="unsafe",
+              where=where)
+    return None, None
+
+
+@batch_rule(np.fill_diagonal)
+def fill_diagonal_rule(a, a_bdim, val, val_bdim, wrap=False):
+    if a_bdim is None:
+        raise _shared_target("numpy.fill_diagonal", "a", val=val_bdim)
+    np.fill_diagonal(_example(a, a_bdim), _example(val, val_bdim), wrap)
+    target = move_bdim_to_front(a, a_bdim)
+    lshape = tuple(target.shape[1:])
+    size = math.prod(lshape)
+    if len(lshape) == 2:
+        step = lshape[1] + 1
+        end = None if wrap else lshape[1] * lshape[1]
+    else:
+        step = 1 + sum(math.prod(lshape[:i + 1]) for i in range(len(lshape) - 1))
+        end = None
+    pos = np.arange(size, like=_like(target))[:end:step]
+    k = pos.shape[0]
+    if not k:
+        return None, None
+    if _is_scalar(val) and val_bdim is None:
+        vals = val
+    else:
+        vflat = _flat_front(val, val_bdim)
+        if not vflat.shape[1]:
+            return None, None
+        vals = _cycle(vflat, k)
+    target[(slice(None),) + tuple(np.unravel_index(pos, lshape))] = vals
+    return None, None
+
+
+# ---- selection ----------------------------------------------------------------------------------
+def _choose_args(a, choices, out=None, mode="raise"):
+    return a, choices, out, mode
+
+
+@batch_rule(np.choose, raw=True)
+def choose_rule(level, args, kwargs):
+    a, choices, out, mode = _choose_args(*args, **kwargs)
+    if out is not None:
+        if unwrap(out, level)[1] is None:
+            raise unbatched_out_error("numpy.choose")
+        require(False, "np.choose with a batched out=")
+    av, ab = unwrap(a, level)
+    cv, cb = unwrap(choices, level)
+    if cb is not None:  # one batched array: its first logical axis lists the choices
+        c = move_bdim_to_front(cv, cb)
+        items = [(c[:, j], 0) for j in range(c.shape[1])]
+    elif isinstance(choices, (list, tuple)):
+        items = [unwrap(e, level) for e in choices]
+    else:  # an unbatched array of choices (plain, or batched at an outer level)
+        rank = max(logical_rank(av, ab), ndim_of(cv) - 1)
+        return wrap(np.choose(align_front([av], [ab], rank)[0], cv, mode=mode), 0, level)
+    vals = [av] + [v for v, _ in items]
+    bdims = [ab] + [b for _, b in items]
+    rank = max(logical_rank(v, b) for v, b in zip(vals, bdims))
+    aligned = align_front(vals, bdims, rank)
+    return wrap(np.choose(aligned[0], aligned[1:], mode=mode), 0, level)
+
+
+def _dtype_of(x):
+    return x.dtype if hasattr(x, "dtype") else np.asarray(x).dtype
+
+
+def _shape_of(x):
+    return tuple(x.shape) if hasattr(x, "shape") else np.shape(x)
+
+
+@decomposition(np.select)
+def select_decomposition(condlist, choicelist, default=0):
+    """NumPy's select as a chain of np.where, last condition first (the first one wins)."""
+    if len(condlist) != len(choicelist):
+        raise ValueError("list of cases must be same length as list of conditions")
+    if len(condlist) == 0:
+        raise ValueError("select with an empty condition list is not possible")
+    # As NumPy: Python scalars stay weak for the result dtype, everything else is an array.
+    choices = [c if hasattr(c, "dtype") or type(c) in (int, float, complex) else np.asarray(c)
+               for c in list(choicelist) + [default]]
+    try:
+        dtype = np.result_type(*[c.dtype if hasattr(c, "dtype") else c for c in choices])
+    except TypeError as e:
+        raise TypeError(f"Choicelist and default value do not have a common dtype: {e}") \
+            from None
+    choices, default = choices[:-1], choices[-1]
+    np.broadcast_shapes(*[_shape_of(c) for c in condlist])
+    np.broadcast_shapes(*[_shape_of(c) for c in choices + [default]])  # NumPy's ValueError
+    for i, c in enumerate(condlist):
+        if _dtype_of(c) != bool:
+            raise TypeError(f"invalid entry {i} in condlist: should be boolean ndarray")
+    result = default
+    for cond, choice in zip(condlist[::-1], choices[::-1]):
+        result = np.where(cond, choice, result)
+    return result.astype(dtype, copy=False)
+
+
+@batch_rule(np.compress)
+def compress_rule(condition, condition_bdim, a, a_bdim, axis=None, out=None):
+    if out is not None:  # a batched out= goes to the loop before the rule is called
+        raise unbatched_out_error("numpy.compress")
+    if logical_rank(condition, condition_bdim) != 1:
+        raise ValueError("condition must be a 1-d array")
+    if axis is None or logical_rank(a, a_bdim) == 0:
+        if a_bdim is not None:
+            a = _flat_front(a, a_bdim)
+            a_bdim = 0
+        else:
+            a = np.ravel(a)
+        axis = 0 if axis is None else wrap_axis(axis, 1)
+    else:
+        axis = wrap_axis(axis, logical_rank(a, a_bdim))
+    if condition_bdim is None:
+        pax = physical_axis(axis, a_bdim)
+        return np.compress(condition, a, axis=pax), a_bdim
+    # A batched condition: every example keeps its own elements; the counts must agree.
+    c = move_bdim_to_front(condition, condition_bdim)
+    c = c if c.dtype == bool else c.astype(bool)
+    (idx,) = _mask_to_indices(c, 0, c.shape[0])
+    return take_rule(a, a_bdim, idx.value, 0, axis)
+
+
+@decomposition(np.extract)
+def extract_decomposition(condition, arr):
+    return np.compress(np.ravel(condition), np.ravel(arr))
+
+
+# ---- diagonals and triangles --------------------------------------------------------------------
+def _diag_matrix(x, k: int):
+    """``(B, n)`` -> ``(B, N, N)`` with each row on the k-th diagonal."""
+    n_ex, n = x.shape[0], x.shape[1]
+    size = n + abs(k)
+    res = _zeros_physical((n_ex, size, size), x.dtype, [x])
+    i = np.arange(n, like=_like(x))
+    res[:, i + max(-k, 0), i + max(k, 0)] = x
+    return res
+
+
+@batch_rule(np.diag)
+def diag_rule(v, v_bdim, k=0):
+    nd = logical_rank(v, v_bdim)
+    x = move_bdim_to_front(v, v_bdim)
+    if nd == 1:
+        return _diag_matrix(x, operator.index(k)), 0
+    if nd == 2:
+        return np.diagonal(x, k, 1, 2), 0
+    raise ValueError("Input must be 1- or 2-d.")
+
+
+@batch_rule(np.diagflat)
+def diagflat_rule(v, v_bdim, k=0):
+    return _diag_matrix(_flat_front(v, v_bdim), operator.index(k)), 0
+
+
+def _triangle(op, lower: bool):
+    def rule(m, m_bdim, k=0):
+        x = move_bdim_to_front(m, m_bdim)
+        # NumPy: tri(*m.shape[-2:]): a 1-d example broadcasts to a square, 0-d raises.
+        mask = np.tri(*x.shape[1:][-2:], k=k if lower else k - 1, dtype=bool, like=_like(x))
+        x = pad_to_rank(x, 2)
+        zero = np.zeros(1, dtype=x.dtype, like=_like(x))
+        return (np.where(mask, x, zero) if lower else np.where(mask, zero, x)), 0
+
+    rule.__name__ = f"{op.__name__}_rule"
+    return batch_rule(op)(rule)
+
+
+tril_rule = _triangle(np.tril, lower=True)
+triu_rule = _triangle(np.triu, lower=False)
+
+
+def _static_indices(op):
+    """Ops whose result depends on the example's shape only: unbatched outputs."""
+    def rule(arr, arr_bdim, *args, **kwargs):
+        return tuple((r, None) for r in op(_stand_in(arr, arr_bdim), *args, **kwargs))
+
+    rule.__name__ = f"{op.__name__}_rule"
+    return batch_rule(op)(rule)
+
+
+tril_indices_from_rule = _static_indices(np.tril_indices_from)
+triu_indices_from_rule = _static_indices(np.triu_indices_from)
+diag_indices_from_rule = _static_indices(np.diag_indices_from)
+
+
+# ---- index construction -------------------------------------------------------------------------
+@batch_rule(np.ix_)
+def ix_rule(*args, args_bdims):
+    n = len(args)
+    out = []
+    for i, (x, b) in enumerate(zip(args, args_bdims)):
+        shape = (1,) * i + (-1,) + (1,) * (n - i - 1)
+        if b is None:
+            (one,) = np.ix_(x)
+            out.append((np.reshape(one, shape), None))
+            continue
+        f = move_bdim_to_front(x, b)
+        if f.ndim != 2:
+            raise ValueError("Cross index must be 1 dimensional")
+        if f.dtype == bool:
+            (e,) = _mask_to_indices(f, 0, f.shape[0])
+            f = e.value
+        elif not f.shape[1]:
+            f = f.astype(np.intp)
+        out.append((np.reshape(f, (f.shape[0],) + tuple(f.shape[1] if d == -1 else 1
+                                                          for d in shape)), 0))
+    return tuple(out)
+
+
+def _rmi_args(multi_index, dims, mode="raise", order="C"):
+    return multi_index, dims, mode, order
+
+
+@batch_rule(np.ravel_multi_index, raw=True)
+def ravel_multi_index_rule(level, args, kwargs):
+    multi_index, dims, mode, order = _rmi_args(*args, **kwargs)
+    mv, mb = unwrap(multi_index, level)
+    if mb is not None:  # one batched array: its first logical axis lists the coordinates
+        f = move_bdim_to_front(mv, mb)
+        pairs = [(f[:, j], 0) for j in range(f.shape[1])]
+    else:
+        pairs = [unwrap(e, level) for e in multi_index]
+    rank = max([logical_rank(v, b) for v, b in pairs] + [0])
+    aligned = align_front([v for v, _ in pairs], [b for _, b in pairs], rank)
+    return wrap(np.ravel_multi_index(tuple(aligned), dims, mode=mode, order=order), 0, level)
+
+
+@batch_rule(np.unravel_index)
+def unravel_index_rule(indices, indices_bdim, shape, order="C"):
+    return tuple((r, indices_bdim) for r in np.unravel_index(indices, shape, order=order))
+
+
+# ---- ops that call Python functions -------------------------------------------------------------
+def _pw_args(x, condlist, funclist, *args, **kw):
+    return x, condlist, funclist, args, kw
+
+
+def _batched_at(x, level, n: int):
+    """``x`` as a BatchedTensor of ``level`` (a broadcast view if it is not batched there)."""
+    if type(x) is BatchedTensor and x._level is level:
+        return x
+    if not hasattr(x, "shape"):
+        x = np.asarray(x)
+    return _new(np.broadcast_to(np.expand_dims(x, 0), (n,) + tuple(x.shape)), 0, level)
+
+
+@batch_rule(np.piecewise, raw=True)
+def piecewise_rule(level, args, kwargs):
+    """NumPy's own algorithm on batched values: each function is called once, on the batched
+    selection ``x[cond]`` -- a batched 1-d array, as NumPy passes each function a 1-d array of
+    the selected elements -- and never on elements its condition does not select (which
+    ``np.where(cond, f(x), ...)`` would do). A batched selection needs every condition to select
+    the same number of elements in every example; otherwise, or if a function cannot run on
+    batched values (``BatchingError``), the call runs per example (the loop)."""
+    x, condlist, funclist, fargs, fkw = _pw_args(*args, **kwargs)
+    xv, xb = unwrap(x, level)
+    xnd = logical_rank(xv, xb)
+    # NumPy: a single condition is promoted to a list of one condition (a 0-d BatchedTensor
+    # stands for a NumPy scalar here, as it would be per example).
+    if np.isscalar(condlist):
+        condlist = [condlist]
+    else:
+        c0 = condlist[0]
+        if not (isinstance(c0, (list, np.ndarray))
+                or (type(c0) is BatchedTensor and c0.ndim > 0)) and xnd != 0:
+            condlist = [condlist]
+    if type(condlist) is BatchedTensor:
+        conds = condlist.astype(bool)
+    else:
+        conds = [c.astype(bool) if type(c) is BatchedTensor else np.asarray(c, dtype=bool)
+                 for c in condlist]
+        conds = np.stack(conds) if scan_level(conds) is not None else np.asarray(conds)
+    n, n2 = len(conds), len(funclist)
+    if n == n2 - 1:
+        conds = np.concatenate([conds, ~np.any(conds, axis=0, keepdims=True)], axis=0)
+        n += 1
+    elif n != n2:
+        raise ValueError(f"with {n} condition(s), either {n} or {n + 1} functions are expected")
+    cv, cb = unwrap(conds, level)
+    size = (xv if xb is not None else cv).shape[xb if xb is not None else cb]
+    if cb is not None:
+        front = move_bdim_to_front(cv, cb)
+        counts = np.sum(np.reshape(front, (size, n, math.prod(front.shape[2:]))), axis=2)
+        for i in range(n):
+            ci = _like(counts[:, i])
+            require(not ci.size or int(np.min(ci)) == int(np.max(ci)),
+                    "np.piecewise with a condition that selects a different number of "
+                    "elements per example")
+    xw = _batched_at(x, level, size)
+    out_phys = _zeros_physical((size,) + tuple(xw.shape), xw.dtype, [xw._value, cv])
+    y = _new(out_phys, 0, level)
+    try:
+        for cond, func in zip(conds, funclist):
+            if not callable(func):
+                y[cond] = func
+            else:
+                vals = xw[cond]
+                if vals.size > 0:
+                    y[cond] = func(vals, *fargs, **fkw)
+    except BatchingError as e:
+        if config.fallback == "error":
+            raise  # the op inside the function that cannot be batched is the news
+        require(False, f"np.piecewise: a function cannot run on batched values ({e})")
+    return y
+
+
+def _aaa_args(func1d, axis, arr, *args, **kwargs):
+    return func1d, axis, arr, args, kwargs
+
+
+@batch_rule(np.apply_along_axis, raw=True)
+def apply_along_axis_rule(level, args, kwargs):
+    """NumPy's own loop over the 1-d slices, each slice batched: ``func1d`` sees the same 1-d
+    slices as in NumPy (one call per slice position, not one per example and position), and
+    each result is cast to the dtype of the first one as NumPy's buffer does. If ``func1d``
+    cannot run on batched values (it raises ``BatchingError``, e.g. control flow that differs
+    between examples), the call runs per example (the loop)."""
+    func1d, axis, arr, fargs, fkw = _aaa_args(*args, **kwargs)
+    nd = arr.ndim
+    axis = wrap_axis(axis, nd)
+    view = np.moveaxis(arr, axis, -1)
+    outer = tuple(view.shape[:-1])
+    if not math.prod(outer):
+        raise ValueError("Cannot apply_along_axis when any iteration dimensions are 0")
+    try:
+        results = [func1d(view[ind + (Ellipsis,)], *fargs, **fkw) for ind in np.ndindex(outer)]
+    except BatchingError as e:
+        if config.fallback == "error":
+            raise  # the op inside func1d that cannot be batched is the news
+        require(False, f"np.apply_along_axis: func1d cannot run on batched slices ({e})")
+    first = results[0]
+    rshape = _shape_of(first)
+    rnd = len(rshape)
+    buff = np.reshape(np.stack(results), outer + rshape).astype(_dtype_of(first), copy=False)
+    dims = list(range(buff.ndim))
+    perm = dims[:axis] + dims[buff.ndim - rnd:] + dims[axis:buff.ndim - rnd]
+    return np.transpose(buff, perm)
+
+
+@decomposition(np.apply_over_axes)
+def apply_over_axes_decomposition(func, a, axes):
+    """NumPy's own loop, with ``func(a, axis)`` called on the whole batched value."""
+    val = a
+    n = a.ndim
+    if np.ndim(axes) == 0:
+        axes = (axes,)
+    for axis in axes:
+        if axis < 0:
+            axis = n + axis
+        res = func(val, axis)
+        if res.ndim == val.ndim:
+            val = res
+        else:
+            res = np.expand_dims(res, axis)
+            if res.ndim == val.ndim:
+                val = res
+            else:
+                raise ValueError("function is not returning an array of the correct shape")
+    return val
