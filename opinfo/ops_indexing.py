@@ -101,6 +101,10 @@ def getitem_int_array_samples(rng, dtype):
                       name="2-d index between slices")
     yield SampleInput((x(3, 4), [0, -1]), name="list index")
     yield SampleInput((x(3, 4), (slice(None), [2, 0, 1])), name="slice, list")
+    yield SampleInput((x(5), [_idx(rng, (), 5), 0, _idx(rng, (), 5)]),
+                      name="list holding 0-d index arrays")
+    yield SampleInput((x(3, 4), (slice(None), [_idx(rng, (), 4), 1])),
+                      name="slice, list holding a 0-d index array")
     yield SampleInput((x(2, 0, 3), (slice(None), slice(None), _idx(rng, (2,), 3))),
                       name="size-0 axis")
     yield SampleInput((x(4, 6)[:, ::2], _idx(rng, (2,), 4)), name="non-contiguous x")
@@ -171,6 +175,7 @@ def setitem_samples(rng, dtype):
     yield SampleInput((x(6), make_array(rng, (6,), np.bool_), x(1)),
                       name="mask, value of shape (1,)")
     yield SampleInput((x(3, 4), (slice(None), [0, 2]), 1), name="list index, scalar")
+    yield SampleInput((x(5), [_idx(rng, (), 5), 0], x(2)), name="list holding a 0-d index array")
     yield SampleInput((x(3, 4), 0, [1, 2, 3, 4]), name="list value")
     yield SampleInput((x(3, 4), make_array(rng, (3, 4), np.bool_), x(3, 1)),
                       name="full mask, 2-d value (TypeError)")
@@ -309,6 +314,7 @@ def copyto_samples(rng, dtype):
                       "casting=safe")
     yield SampleInput((a(3, 4), a(2, 4)), {}, "shapes do not broadcast (ValueError)")
     yield SampleInput((a(3, 8)[:, ::2], a(3, 4)), {}, "non-contiguous dst")
+    yield SampleInput((a(4), a(1, 4)), {}, "src with an extra leading 1")
 
 
 def _fill(x, value):

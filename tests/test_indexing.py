@@ -76,6 +76,23 @@ def test_zero_d_result_is_a_copy():
     np.testing.assert_array_equal(xs, before)  # NumPy: x[0] of a 1-d array is a scalar copy
 
 
+def test_ellipsis_keeps_a_zero_d_view():
+    xs = np.arange(6.0).reshape(2, 3)
+
+    def f(x):
+        y = x[0, ...]  # NumPy: a 0-d view, not a scalar copy
+        y[...] = 100.0
+        return x
+
+    def g(x):
+        y = x[...]
+        y[...] = 7.0
+        return x
+
+    np.testing.assert_array_equal(bt.vmap(f)(xs.copy()), [[100.0, 1, 2], [100.0, 4, 5]])
+    np.testing.assert_array_equal(bt.vmap(g)(np.arange(2.0)), [7.0, 7.0])
+
+
 def test_basic_slice_is_a_view():
     xs = np.arange(12.0).reshape(3, 4)
     want = xs.copy()
@@ -185,3 +202,96 @@ def test_one_argument_where_with_different_counts_raises(rng):
         warnings.simplefilter("ignore", bt.PerformanceWarning)
         with pytest.raises(bt.BatchingError, match="different shapes"):
             bt.vmap(lambda x: np.where(x > 0))(xs)
+
+
+# ---- the placement / selection family -----------------------------------------------------------
+@pytest.mark.parametrize("op", [
+    lambda c, x: np.compress(c, x),
+    lambda c, x: np.extract(c, x),
+    lambda c, x: np.ix_(c),
+])
+def test_data_dependent_sizes_with_different_counts_raise(rng, op):
+    cs = rng.random((4, 6)) < 0.5
+    cs[0] = False
+    cs[1] = True
+    xs = rng.normal(size=(4, 6))
+    with pytest.raises(bt.BatchingError, match="different shapes"):
+        bt.vmap(op)(cs, xs)
+
+
+def test_compress_with_the_same_count_works(rng):
+    cs = np.argsort(rng.random((4, 6)), axis=1) < 3
+    xs = rng.normal(size=(4, 6))
+    np.testing.assert_array_equal(bt.vmap(np.compress)(cs, xs), loop(np.compress, cs, xs))
+
+
+@pytest.mark.parametrize("name, call, target, batched", [
+    ("numpy.put", lambda a, i, v: np.put(a, i, v), "a", "ind"),
+    ("numpy.put_along_axis", lambda a, i, v: np.put_along_axis(a, i, v, 0), "arr", "indices"),
+    ("numpy.place", lambda a, i, v: np.place(a, i > 2, v), "arr", "mask"),
+    ("numpy.putmask", lambda a, i, v: np.putmask(a, i > 2, v), "a", "mask"),
+    ("numpy.copyto", lambda a, i, v: np.copyto(a, v, where=i > 2), "dst", "where"),
+])
+def test_batched_write_into_shared_target_names_both(rng, name, call, target, batched):
+    a = np.zeros(2)
+    idx = rng.integers(0, 2, size=(3, 2))
+
+    def f(i):
+        call(a, i, 1.0)
+        return a
+
+    with pytest.raises(bt.BatchingError, match=f"{name}.*`{target}`.*`{batched}`"):
+        bt.vmap(f)(idx)
+    assert not a.any()  # nothing was written
+
+
+def test_in_place_ops_write_per_example(rng):
+    xs = rng.normal(size=(3, 4, 4))
+    vals = rng.normal(size=(3, 4))
+
+    def f(x, v):
+        x = x.copy()
+        np.fill_diagonal(x, v)
+        np.putmask(x, x < 0, v[0])
+        np.place(x, x > 1, v)
+        return x
+
+    np.testing.assert_array_equal(bt.vmap(f)(xs, vals), loop(f, xs, vals))
+
+
+def test_piecewise_with_different_counts_takes_the_loop(rng):
+    xs = rng.normal(size=(4, 6))
+
+    def f(x):
+        return np.piecewise(x, [x < 0], [lambda v: v - np.mean(v), lambda v: 2 * v])
+
+    with warnings.catch_warnings(record=True) as w:
+        warnings.simplefilter("always")
+        got = bt.vmap(f)(xs)
+    np.testing.assert_allclose(got, loop(f, xs))
+    assert any(issubclass(x.category, bt.PerformanceWarning) for x in w)
+
+
+def test_apply_along_axis_calls_func_on_batched_slices(rng):
+    xs = rng.normal(size=(5, 3, 4))
+    calls = []
+
+    def func1d(v):
+        calls.append(v.shape)
+        return v - np.mean(v)
+
+    got = bt.vmap(lambda x: np.apply_along_axis(func1d, 1, x))(xs)
+    np.testing.assert_allclose(got, loop(lambda x: np.apply_along_axis(func1d, 1, x), xs))
+    assert calls[:3] == [(4,)] * 3 and len(calls) == 3 + 5 * 3  # 3 batched calls, then the loop
+
+
+def test_apply_along_axis_with_data_dependent_branch_takes_the_loop(rng):
+    xs = rng.normal(size=(4, 3, 5))
+
+    def func1d(v):
+        return v * 2 if v[0] > 0 else -v
+
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", bt.PerformanceWarning)
+        got = bt.vmap(lambda x: np.apply_along_axis(func1d, 1, x))(xs)
+    np.testing.assert_array_equal(got, loop(lambda x: np.apply_along_axis(func1d, 1, x), xs))

@@ -54,6 +54,8 @@ def _consumes(k) -> int:
 def _as_index_array(k):
     """Lists in an index are arrays (NumPy's rule); arrays and BatchedTensors pass through."""
     if isinstance(k, (list, tuple)):
+        if scan_level(k) is not None:  # a list holding batched values: stack them
+            return np.stack([_as_index_array(e) for e in k]) if len(k) else np.asarray(k)
         return np.asarray(k)
     return k
 
@@ -146,6 +148,8 @@ class _Plan:
 
 def _plan(level, xv, xb, key_in) -> _Plan:
     key = key_in if type(key_in) is tuple else (key_in,)
+    if any(type(k) is list and scan_level(k) is not None for k in key):
+        key = tuple(_as_index_array(k) if type(k) is list else k for k in key)
     for k in key:
         if type(k) is slice:
             require(scan_level(k) is not level, "a batched slice bound")
@@ -155,6 +159,8 @@ def _plan(level, xv, xb, key_in) -> _Plan:
         ekey = _expand(key, nd)
         pkey, bdim, scalar = _basic_key(ekey, xb)
         rank = sum(_result_dims(k) for k in ekey)
+        # NumPy: a 0-d result is a scalar copy unless the key holds an Ellipsis (a 0-d view).
+        scalar = scalar and not any(k is Ellipsis for k in key)
         return _Plan(xv, pkey, bdim, None, rank, scalar)
     require(not any(_is_bool_scalar(k) for k in key), "a boolean scalar with array indices")
     key = tuple(_as_index_array(k) for k in key)
@@ -239,7 +245,11 @@ def _logical_index_shape(k) -> tuple:
     return _index_shape(k)
 
 
-def _mask_to_indices(mask, bdim, n) -> list:
+_MASK_WHAT = ("indexing with a batched boolean mask: the mask",
+              "x[mask] = value works with any counts")
+
+
+def _mask_to_indices(mask, bdim, n, what: tuple = _MASK_WHAT) -> list:
     """A batched boolean mask -> one batched integer index per mask dimension.
 
     Every example must select the same number of elements (else the results differ in shape).
@@ -254,10 +264,9 @@ def _mask_to_indices(mask, bdim, n) -> list:
     lo, hi = (int(np.min(counts)), int(np.max(counts))) if counts.size else (0, 0)
     if lo != hi:
         raise BatchingError(
-            f"indexing with a batched boolean mask: the mask selects between {lo} and {hi} "
-            f"elements depending on the example, so the results have different shapes and "
-            f"cannot be batched. Keep shapes fixed with np.where(mask, x, fill), or reduce "
-            f"with where=mask (x[mask] = value works with any counts)."
+            f"{what[0]} selects between {lo} and {hi} elements depending on the example, so "
+            f"the results have different shapes and cannot be batched. Keep shapes fixed with "
+            f"np.where(mask, x, fill), or reduce with where=mask ({what[1]})."
         )
     c = hi
     if type(m) is not BatchedTensor:
@@ -466,13 +475,12 @@ def where_rule(condition, condition_bdim, x=None, x_bdim=None, y=None, y_bdim=No
 def copyto_rule(dst, dst_bdim, src, src_bdim, casting="same_kind", where=True,
                 where_bdim=None):
     if dst_bdim is None:
-        raise BatchingError(
-            "numpy.copyto: cannot copy a batched value into dst, which is not batched at this "
-            "vmap level (shared by every example). Create dst batched: np.empty_like(src)."
-        )
+        raise _shared_target("numpy.copyto", "dst", src=src_bdim, where=where_bdim)
     d = move_bdim_to_front(dst, dst_bdim)
     nd = d.ndim - 1
     s, w = align_front([src, where], [src_bdim, where_bdim], nd)
+    if src_bdim is not None:
+        s = _drop_leading_ones(s, nd)  # NumPy's assignment drops them too
     np.copyto(d, s, casting=casting, where=w)
     return None, None
 
@@ -581,9 +589,8 @@ def _shared_target(name: str, target: str, **others) -> BatchingError:
     return BatchingError(
         f"{name}: cannot write into `{target}`, which is not batched at this vmap level (shared "
         f"by every example), while `{what}` differ{'s' if len(batched) == 1 else ''} per example. "
-        f"Make `{target}` batched first (e.g. {target} = {target} + np.zeros_like(...) of a "
-        f"batched value, or np.zeros_like of a batched value), or use the returned value of a "
-        f"non-writing op (np.where, np.choose)."
+        f"Create `{target}` from a batched value (np.zeros_like(x), x.copy()) so that every "
+        f"example has its own, or compute the result without writing (np.where, np.select)."
     )
 
 
@@ -838,7 +845,9 @@ def compress_rule(condition, condition_bdim, a, a_bdim, axis=None, out=None):
     # A batched condition: every example keeps its own elements; the counts must agree.
     c = move_bdim_to_front(condition, condition_bdim)
     c = c if c.dtype == bool else c.astype(bool)
-    (idx,) = _mask_to_indices(c, 0, c.shape[0])
+    (idx,) = _mask_to_indices(c, 0, c.shape[0], ("numpy.compress (or numpy.extract) with a "
+                                                 "batched condition: the condition",
+                                                 "np.place / np.putmask write with any counts"))
     return take_rule(a, a_bdim, idx.value, 0, axis)
 
 
@@ -920,7 +929,9 @@ def ix_rule(*args, args_bdims):
         if f.ndim != 2:
             raise ValueError("Cross index must be 1 dimensional")
         if f.dtype == bool:
-            (e,) = _mask_to_indices(f, 0, f.shape[0])
+            (e,) = _mask_to_indices(f, 0, f.shape[0], (f"numpy.ix_: the batched boolean "
+                                                        f"argument {i}",
+                                                        "or index with integer arrays"))
             f = e.value
         elif not f.shape[1]:
             f = f.astype(np.intp)
