@@ -295,3 +295,30 @@ def test_apply_along_axis_with_data_dependent_branch_takes_the_loop(rng):
         warnings.simplefilter("ignore", bt.PerformanceWarning)
         got = bt.vmap(lambda x: np.apply_along_axis(func1d, 1, x))(xs)
     np.testing.assert_array_equal(got, loop(lambda x: np.apply_along_axis(func1d, 1, x), xs))
+
+
+def test_take_with_indices_batched_at_outer_level(rng):
+    xs = rng.normal(size=(3, 4, 5))
+    idx = rng.integers(-4, 4, size=(2, 6))
+    got = bt.vmap(lambda i: bt.vmap(lambda x: np.take(x, i, axis=1), in_axes=1)(xs))(idx)
+    want = np.stack([np.stack([np.take(x, i, axis=1) for x in np.moveaxis(xs, 1, 0)])
+                     for i in idx])
+    np.testing.assert_array_equal(got, want)
+
+
+@pytest.mark.parametrize("write", [
+    lambda x, v: np.put(x, [0, 2], v),
+    lambda x, v: np.fill_diagonal(x, v),
+    lambda x, v: x.fill(v[0]),
+    lambda x, v: np.copyto(x, v[0]),
+])
+def test_write_outer_level_values_into_inner_only_target_raises(rng, write):
+    xs = rng.normal(size=(3, 2, 2))
+    vs = rng.normal(size=(4, 2))
+
+    def inner(x, v):
+        write(x, v)
+        return x
+
+    with pytest.raises(bt.BatchingError, match="outer vmap level|not batched at this vmap"):
+        bt.vmap(lambda v: bt.vmap(lambda x: inner(x, v))(xs.copy()))(vs)

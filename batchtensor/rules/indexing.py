@@ -417,6 +417,10 @@ def take_rule(a, a_bdim, indices, indices_bdim, axis=None, out=None, out_bdim=No
         axis = wrap_axis(axis, logical_rank(a, a_bdim))
     if indices_bdim is None:
         pax = physical_axis(axis, a_bdim)
+        if type(a) is not BatchedTensor and type(indices) is BatchedTensor:
+            # np.take dispatches on `a` only: indices batched at an outer level need an `a`
+            # that is a BatchedTensor there.
+            a, pax = _lift(a, indices), pax
         res = np.take(a, indices, axis=pax, mode=mode)
         if a_bdim is None or a_bdim < pax:
             return res, a_bdim
@@ -492,6 +496,7 @@ def fill_rule(x, x_bdim, value, value_bdim):
             "ndarray.fill: cannot fill x, which is not batched at this vmap level (shared by "
             "every example), with a value that differs per example. Create x batched "
             "(np.empty_like(v)) or use np.full_like.")
+    _check_outer("ndarray.fill", x, value)
     if value_bdim is None:
         ndarray_fill(x, value)
         return None, None
@@ -571,9 +576,21 @@ def _check_flat_bounds(idx, size: int) -> None:
                          f"{size}")
 
 
-def _scatter_flat(target, flat, vals) -> None:
+def _check_outer(name: str, target, *others) -> None:
+    """A write into a physical target that is a plain array, of values batched at an outer
+    level: every example of that level would write into the same array."""
+    if type(target) is not BatchedTensor and scan_level(others) is not None:
+        raise BatchingError(
+            f"{name}: the array written into is not batched at an outer vmap level at which "
+            f"the values or indices are batched, so the examples of that level would all write "
+            f"into it. Create it from a batched value of that level (np.zeros_like(x), "
+            f"x.copy()).")
+
+
+def _scatter_flat(name: str, target, flat, vals) -> None:
     """``target[b].flat[flat[b]] = vals[b]`` for every example, written through the view
     ``target`` (batch first); ``flat`` holds non-negative in-range positions."""
+    _check_outer(name, target, flat, vals)
     lshape = tuple(target.shape[1:])
     if not lshape:
         target, lshape = np.expand_dims(target, 1), (1,)
@@ -643,7 +660,7 @@ def put_rule(a, a_bdim, ind, ind_bdim, v, v_bdim, mode="raise"):
         idx = np.remainder(idx, size)
     else:
         idx = np.clip(idx, 0, size - 1)
-    _scatter_flat(target, idx, vals)
+    _scatter_flat("numpy.put", target, idx, vals)
     return None, None
 
 
@@ -669,7 +686,8 @@ def put_along_axis_rule(arr, arr_bdim, indices, indices_bdim, values, values_bdi
         size = math.prod(target.shape[1:])
         if idx.shape[1]:
             _check_flat_bounds(idx, size)
-            _scatter_flat(target, np.remainder(idx, size), _value_front(values, values_bdim, 1))
+            _scatter_flat("numpy.put_along_axis", target, np.remainder(idx, size),
+                          _value_front(values, values_bdim, 1))
         return None, None
     nd = target.ndim - 1
     ax = wrap_axis(axis, nd)
@@ -756,6 +774,7 @@ def fill_diagonal_rule(a, a_bdim, val, val_bdim, wrap=False):
         if not vflat.shape[1]:
             return None, None
         vals = _cycle(vflat, k)
+    _check_outer("numpy.fill_diagonal", target, vals)
     target[(slice(None),) + tuple(np.unravel_index(pos, lshape))] = vals
     return None, None
 
