@@ -127,8 +127,12 @@ def getitem_bool_samples(rng, dtype):
                       name="mask and index adjacent")
     yield SampleInput((x(5), _mask(rng, (5,), 0)), name="mask selects nothing")
     yield SampleInput((x(5), _mask(rng, (5,), 5)), name="mask selects everything")
-    yield SampleInput((x(3, 4), np.array(rng.random() < 2)), name="0-d True mask",
-                      loop_reason="a batched 0-d boolean index adds an axis of size 0 or 1")
+    yield SampleInput((x(3, 4), np.array(rng.random() < 2)), name="0-d True mask")
+    yield SampleInput((x(3, 4), np.array(rng.random() > 2)), name="0-d False mask")
+    yield SampleInput((x(3, 4), (1, np.array(rng.random() < 2), _idx(rng, (2,), 4))),
+                      name="int, 0-d mask, index")
+    yield SampleInput((x(2, 3, 4), (Ellipsis, np.array(rng.random() < 2), slice(1, 3))),
+                      name="Ellipsis, 0-d mask, slice")
     yield SampleInput((x(3, 4), _mask(rng, (4,), 2)), name="bad mask shape (IndexError)")
     yield SampleInput((x(3, 4), _mask(rng, (3, 4, 1), 2)), name="mask rank too high")
 
@@ -176,6 +180,8 @@ def setitem_samples(rng, dtype):
                       name="mask, value of shape (1,)")
     yield SampleInput((x(3, 4), (slice(None), [0, 2]), 1), name="list index, scalar")
     yield SampleInput((x(5), [_idx(rng, (), 5), 0], x(2)), name="list holding a 0-d index array")
+    yield SampleInput((x(3, 4), (np.array(rng.random() < 2), 1), x(1)),
+                      name="0-d mask and int")
     yield SampleInput((x(3, 4), 0, [1, 2, 3, 4]), name="list value")
     yield SampleInput((x(3, 4), make_array(rng, (3, 4), np.bool_), x(3, 1)),
                       name="full mask, 2-d value (TypeError)")
@@ -666,6 +672,12 @@ def piecewise_samples(rng, dtype):
     m3 = _mask(rng, (2, 3), 4)
     yield SampleInput((a(2, 3), m3, [_double]), {}, "one condition array (promoted)")
     yield SampleInput((a(2, 3), [m3], [1, 2]), {}, "scalar values")
+    yield SampleInput((a(), [np.array(rng.random() < 2)], [_double, 1.5]), {},
+                      "0-d x, one 0-d condition")
+    c = np.array(rng.random() < 0.5)
+    yield SampleInput((a(), [c, np.logical_not(c, out=np.empty((), bool))], [_centre, _double]),
+                      {},
+                      "0-d x, conditions differ per example")
     yield SampleInput((a(5), [make_array(rng, (5,), np.bool_)], [_double, _plus_one]), {},
                       "counts differ per example",
                       loop_reason="a condition selects a different number of elements per "

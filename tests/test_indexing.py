@@ -322,3 +322,18 @@ def test_write_outer_level_values_into_inner_only_target_raises(rng, write):
 
     with pytest.raises(bt.BatchingError, match="outer vmap level|not batched at this vmap"):
         bt.vmap(lambda v: bt.vmap(lambda x: inner(x, v))(xs.copy()))(vs)
+
+
+def test_piecewise_zero_d_with_a_comparison_condition(rng):
+    xs = rng.normal(size=(5,))
+
+    def f(x):
+        return np.piecewise(x, x > 0, [lambda v: 2 * v, -1.0])  # x > 0: a NumPy scalar per example
+
+    def g(x):
+        return np.piecewise(x, [x < 0, x >= 0], [lambda v: np.sqrt(-v), np.sqrt])
+
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")  # no loop fallback, no warning from discarded values
+        np.testing.assert_array_equal(bt.vmap(f)(xs), loop(f, xs))
+        np.testing.assert_array_equal(bt.vmap(g)(xs), loop(g, xs))

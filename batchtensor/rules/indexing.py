@@ -42,7 +42,7 @@ def _is_basic(k) -> bool:
 
 def _consumes(k) -> int:
     """How many logical dims an index entry consumes."""
-    if k is None or k is Ellipsis or _is_bool_scalar(k):
+    if k is None or k is Ellipsis or _is_bool_scalar(k) or type(k) is _Mask0d:
         return 0
     if isinstance(k, _INT_TYPES) or type(k) is slice:
         return 1
@@ -181,12 +181,14 @@ def _plan(level, xv, xb, key_in) -> _Plan:
     for k in key:
         kv, kb = unwrap(k, level)
         if kb is not None and kv.dtype == bool:
-            require(kv.ndim > 1, "a batched 0-d boolean index")
-            entries.extend(_mask_to_indices(kv, kb, n))
+            entries.append(_Mask0d(kv, n) if kv.ndim == 1 else None)
+            if kv.ndim > 1:
+                entries[-1:] = _mask_to_indices(kv, kb, n)
         else:
             entries.append((kv, kb))
-    ekey = _expand(tuple(e if type(e) is _Batched else e[0] if e[1] is None else _Batched(e)
-                         for e in entries), nd)
+    ekey = _expand(tuple(e if type(e) in (_Batched, _Mask0d) else e[0] if e[1] is None
+                         else _Batched(e) for e in entries), nd)
+    x, ekey = _open_mask0d_axes(x, ekey)
     _check_mask_dims(ekey, x.shape[1:])
     adv, adjacent, n_pre = _adv_layout(ekey)
     r = _broadcast_rank([_logical_index_shape(ekey[i]) for i in adv])
@@ -201,6 +203,40 @@ def _plan(level, xv, xb, key_in) -> _Plan:
     if adjacent and adv[0] > 0 and n_pre:
         moves = (list(range(1, 1 + r)), list(range(1 + n_pre, 1 + n_pre + r)))
     return _Plan(x, tuple(pkey), 0, moves, r + rest)
+
+
+class _Mask0d:
+    """A batched 0-d boolean index: it adds an axis of length 0 or 1 (the same in every
+    example). Indexing a new size-1 axis of x with ``count`` zeros does exactly that."""
+
+    __slots__ = ("count",)
+
+    def __init__(self, mask, n):
+        base = _like(mask)  # every example at every level
+        hi = bool(np.any(base))
+        if n and hi != bool(np.all(base)):
+            raise BatchingError(
+                "indexing with a batched 0-d boolean index: it is True for some examples and "
+                "False for others, so the results have different shapes (1 or 0 along the new "
+                "axis). Use np.where(mask, x, fill) to keep shapes fixed.")
+        self.count = int(hi)
+
+
+def _open_mask0d_axes(x, ekey):
+    """Insert x's size-1 axis for each batched 0-d boolean index, which becomes a batched
+    integer index (zeros of length 0 or 1) into it."""
+    if not any(type(k) is _Mask0d for k in ekey):
+        return x, ekey
+    out = []
+    pos = 0
+    for k in ekey:
+        if type(k) is _Mask0d:
+            n = x.shape[0]
+            x = np.expand_dims(x, 1 + pos)
+            k = _Batched((np.zeros((n, k.count), dtype=np.intp, like=_like(x)), 0))
+        out.append(k)
+        pos += _consumes(k)
+    return x, out
 
 
 def _broadcast_rank(shapes) -> int:
@@ -1003,13 +1039,16 @@ def piecewise_rule(level, args, kwargs):
     the selected elements -- and never on elements its condition does not select (which
     ``np.where(cond, f(x), ...)`` would do). A batched selection needs every condition to select
     the same number of elements in every example; otherwise, or if a function cannot run on
-    batched values (``BatchingError``), the call runs per example (the loop)."""
+    batched values (``BatchingError``), the call runs per example (the loop). For a 0-d ``x``
+    (a function vmapped over scalars) each function instead runs on every example's value, a
+    1-element array as in NumPy, and the result is kept where the condition holds: exact, with
+    floating-point warnings from the discarded values silenced."""
     x, condlist, funclist, fargs, fkw = _pw_args(*args, **kwargs)
     xv, xb = unwrap(x, level)
     xnd = logical_rank(xv, xb)
     # NumPy: a single condition is promoted to a list of one condition (a 0-d BatchedTensor
     # stands for a NumPy scalar here, as it would be per example).
-    if np.isscalar(condlist):
+    if np.isscalar(condlist) or (type(condlist) is BatchedTensor and condlist.ndim == 0):
         condlist = [condlist]
     else:
         c0 = condlist[0]
@@ -1030,14 +1069,18 @@ def piecewise_rule(level, args, kwargs):
         raise ValueError(f"with {n} condition(s), either {n} or {n + 1} functions are expected")
     cv, cb = unwrap(conds, level)
     size = (xv if xb is not None else cv).shape[xb if xb is not None else cb]
+    varying = False
     if cb is not None:
         front = move_bdim_to_front(cv, cb)
         counts = np.sum(np.reshape(front, (size, n, math.prod(front.shape[2:]))), axis=2)
         for i in range(n):
             ci = _like(counts[:, i])
-            require(not ci.size or int(np.min(ci)) == int(np.max(ci)),
-                    "np.piecewise with a condition that selects a different number of "
-                    "elements per example")
+            varying |= bool(ci.size) and int(np.min(ci)) != int(np.max(ci))
+    # A 0-d x: each function sees a 1-element array, so calling it on every example's value
+    # (keeping it where its condition holds) is exact, also when the conditions differ.
+    every = varying and xnd == 0
+    require(not varying or every, "np.piecewise with a condition that selects a different "
+                                  "number of elements per example")
     xw = _batched_at(x, level, size)
     out_phys = _zeros_physical((size,) + tuple(xw.shape), xw.dtype, [xw._value, cv])
     y = _new(out_phys, 0, level)
@@ -1045,6 +1088,9 @@ def piecewise_rule(level, args, kwargs):
         for cond, func in zip(conds, funclist):
             if not callable(func):
                 y[cond] = func
+            elif every:
+                with np.errstate(all="ignore"):  # values the loop would not have computed
+                    y[cond] = func(xw[None], *fargs, **fkw)
             else:
                 vals = xw[cond]
                 if vals.size > 0:
