@@ -736,10 +736,11 @@ OPS = [
     OpInfo("getitem.basic", _getitem, getitem_basic_samples, "rule", dtypes=(np.float64,),
            covers=operator.getitem, unbatched_self=True),
     OpInfo("getitem.int_array", _getitem, getitem_int_array_samples, "rule",
-           dtypes=(np.float64,), covers=operator.getitem, unbatched_self=True),
-    OpInfo("getitem.bool_mask", _getitem, getitem_bool_samples, "rule", dtypes=(np.float64,),
+           dtypes=(np.float64, np.bool_), covers=operator.getitem, unbatched_self=True),
+    OpInfo("getitem.bool_mask", _getitem, getitem_bool_samples, "rule",
+           dtypes=(np.float64, np.complex128),
            covers=operator.getitem, unbatched_self=True),
-    OpInfo("setitem", _setitem, setitem_samples, "rule", dtypes=F64_I64,
+    OpInfo("setitem", _setitem, setitem_samples, "rule", dtypes=F64_I64 + (np.complex128,),
            covers=operator.setitem, inplace=0, unbatched_self=True),
     # np.take dispatches on `a` only: with a plain `a` NumPy's own take meets the batched
     # indices and raises the clear conversion error (unbatched_self).
@@ -758,7 +759,8 @@ OPS = [
     OpInfo("ndarray.astype", _astype, astype_samples, "rule", dtypes=(np.float64, np.int64),
            covers=ndarray_astype, unbatched_self=True),
     OpInfo("copy", np.copy, copy_samples, "rule", dtypes=(np.float64,)),
-    OpInfo("put", _put, put_samples, "rule", dtypes=F64_I64, covers=np.put, inplace=0),
+    OpInfo("put", _put, put_samples, "rule", dtypes=F64_I64 + (np.complex128,), covers=np.put,
+           inplace=0),
     OpInfo("put_along_axis", _put_along_axis, put_along_axis_samples, "rule", dtypes=F64_I64,
            covers=np.put_along_axis, inplace=0),
     OpInfo("place", _place, place_samples, "rule", dtypes=F64_I64, covers=np.place, inplace=0),
@@ -769,7 +771,10 @@ OPS = [
     OpInfo("fill_diagonal", _fill_diagonal, fill_diagonal_samples, "rule", dtypes=F64_I64,
            covers=np.fill_diagonal, inplace=0, unbatched_self=True),
     OpInfo("choose", np.choose, choose_samples, "rule", dtypes=F64_I64),
-    OpInfo("select", np.select, select_samples, "decomposition", dtypes=(np.float64, np.int32)),
+    # NumPy's select does not dispatch on `default`: a batched default with plain conditions
+    # and choices meets NumPy's own code (a clear conversion error).
+    OpInfo("select", np.select, select_samples, "decomposition", dtypes=(np.float64, np.int32),
+           notes="default= is not dispatched by NumPy"),
     OpInfo("compress", np.compress, compress_samples, "rule", dtypes=F64_I64),
     OpInfo("extract", np.extract, extract_samples, "decomposition", dtypes=(np.float64,)),
     OpInfo("diag", np.diag, diag_samples, "rule", dtypes=(np.float64, np.bool_)),

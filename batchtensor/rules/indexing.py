@@ -1,4 +1,14 @@
-"""Indexing: ``x[key]``, ``x[key] = v``, take, take_along_axis, where, copyto, fill.
+"""Indexing and in-place writes.
+
+``x[key]``, ``x[key] = v``, take, take_along_axis, where, copyto, fill, astype, copy; then
+(second half of the file) the placement and selection ops: put, put_along_axis, place,
+putmask, fill_diagonal, choose, select, compress, extract, diag, diagflat, tril, triu, the
+``*_indices_from`` helpers, ix_, ravel_multi_index, unravel_index, and piecewise /
+apply_along_axis / apply_over_axes, which call Python functions.
+
+In-place ops write per example into a batched target; a target that is not batched at the
+level (or at an outer level) of the values written raises a BatchingError naming both.
+Data-dependent sizes (batched masks, conditions) work when every example has the same count.
 
 An index is translated into one physical index. Three cases (NumPy's own rules decide where the
 dimensions of advanced indices land, so each case tracks where the batch axis ends up):
