@@ -1092,7 +1092,11 @@ def piecewise_rule(level, args, kwargs):
     require(not varying or every, "np.piecewise with a condition that selects a different "
                                   "number of elements per example")
     xw = _batched_at(x, level, size)
-    out_phys = _zeros_physical((size,) + tuple(xw.shape), xw.dtype, [xw._value, cv])
+    # y is batched wherever x, the conditions, constant values or extra arguments are.
+    refs = [xw._value, cv] + [f for f in funclist if not callable(f)] + list(fargs) \
+        + list(fkw.values())
+    out_phys = _zeros_physical((size,) + tuple(xw.shape), xw.dtype,
+                               [unwrap(r, level)[0] for r in refs])
     y = _new(out_phys, 0, level)
     try:
         for cond, func in zip(conds, funclist):
