@@ -85,9 +85,21 @@ def _announce(op, name: str) -> None:
             )
 
 
+def _check_out(out: Any, level, name: str) -> None:
+    """Every example would write into an ``out=`` that is not batched at this level, and the
+    stacked results would all show the last write: refuse instead."""
+    for o in out if isinstance(out, tuple) else (out,):
+        if o is not None and not (type(o) is BatchedTensor and o._level is level):
+            raise BatchingError(
+                f"{name}: cannot write the per-example results into out=, which is not batched "
+                f"at this vmap level (shared by every example). Create out from a batched value "
+                f"(np.empty_like(x)) or use the returned value instead of out=.")
+
+
 def loop_call(op, args: tuple, kwargs: dict, level) -> Any:
     """Run ``op`` per example of ``level`` and stack the results along a new axis 0."""
     name = op_name(op)
+    _check_out(kwargs.get("out"), level, name)
     _announce(op, name)
     n = _batch_size((args, kwargs), level)
     if n is None:
