@@ -338,3 +338,17 @@ def test_piecewise_zero_d_with_a_comparison_condition(rng):
         warnings.simplefilter("error")  # no loop fallback, no warning from discarded values
         np.testing.assert_array_equal(bt.vmap(f)(xs), loop(f, xs))
         np.testing.assert_array_equal(bt.vmap(g)(xs), loop(g, xs))
+
+
+def test_loop_fallback_refuses_a_shared_out(rng):
+    xs = rng.normal(size=(3, 2))
+    out = np.zeros(2)
+
+    def f(x):
+        np.fix(x, out=out)  # np.fix has no rule: the per-example loop would write into `out`
+        return out
+
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", bt.PerformanceWarning)
+        with pytest.raises(bt.BatchingError, match="out="):
+            bt.vmap(f)(xs)
