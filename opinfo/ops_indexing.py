@@ -93,6 +93,10 @@ def getitem_int_array_samples(rng, dtype):
     yield SampleInput((x(2, 3, 4), (slice(None), 1, _idx(rng, (2,), 4))),
                       name="int and index adjacent")
     yield SampleInput((x(2, 3, 4), (Ellipsis, _idx(rng, (3,), 4))), name="Ellipsis, index")
+    yield SampleInput((x(4, 3, 5), (slice(None), _idx(rng, (2,), 3), Ellipsis, _idx(rng, (2,), 5))),
+                      name="an Ellipsis of no dims separates indices (NumPy)")
+    yield SampleInput((x(2, 4), (None, _idx(rng, (2,), 2), Ellipsis, 0)),
+                      name="None, index, empty Ellipsis, int")
     yield SampleInput((x(2, 3, 4), (_idx(rng, (3,), 2), None, Ellipsis)),
                       name="index, None, Ellipsis")
     yield SampleInput((x(2, 3, 4), (None, _idx(rng, (2,), 2), slice(None, None, -1),
@@ -164,6 +168,8 @@ def setitem_samples(rng, dtype):
                        x(2, 2)), name="adjacent after a slice")
     yield SampleInput((x(2, 3, 4), (0, slice(None), _idx(rng, (2,), 4)), x(2, 3)),
                       name="int and index non-adjacent")
+    yield SampleInput((x(4, 3, 5), (slice(None), _idx(rng, (2,), 3), Ellipsis, _idx(rng, (2,), 5)),
+                       x(2, 4)), name="an Ellipsis of no dims separates indices")
     yield SampleInput((x(6), _mask(rng, (6,), 2), x(2)), name="mask, same count")
     yield SampleInput((x(6), make_array(rng, (6,), np.bool_), 0), name="mask, scalar value")
     yield SampleInput((x(3, 4), make_array(rng, (3, 4), np.bool_), x()),

@@ -71,7 +71,13 @@ def _as_index_array(k):
 
 
 def _expand(key: tuple, nd: int) -> list:
-    """The key with Ellipsis expanded and trailing dims made explicit."""
+    """The key with Ellipsis expanded and trailing dims made explicit.
+
+    The Ellipsis itself stays, in front of the slices it stands for: NumPy counts it as a
+    separator between advanced indices even where it stands for no dimension (``x[:, i, ...,
+    j]`` on a 3-d x puts the index dimensions first), and in a physical key whose dimensions
+    are all explicit it stands for none again.
+    """
     n_ell = sum(1 for k in key if k is Ellipsis)
     if n_ell > 1:
         raise IndexError("an index can only have a single ellipsis ('...')")
@@ -82,6 +88,7 @@ def _expand(key: tuple, nd: int) -> list:
     out = []
     for k in key:
         if k is Ellipsis:
+            out.append(Ellipsis)
             out.extend([slice(None)] * (nd - used))
         else:
             out.append(k)
@@ -92,7 +99,7 @@ def _expand(key: tuple, nd: int) -> list:
 
 def _result_dims(k) -> int:
     """Result dims a basic entry produces."""
-    if isinstance(k, _INT_TYPES) and not _is_bool_scalar(k):
+    if (isinstance(k, _INT_TYPES) and not _is_bool_scalar(k)) or k is Ellipsis:
         return 0
     return 1
 
