@@ -176,10 +176,9 @@ class BatchedTensor:
 
     def __iter__(self):
         shape = self.shape
-        if not shape:
+        if not shape:  # raised by iter() itself, as ndarray does (np.iterable relies on it)
             raise TypeError("iteration over a 0-d array")
-        for i in range(shape[0]):
-            yield self[i]
+        return (self[i] for i in range(shape[0]))
 
     def __contains__(self, item) -> bool:
         return bool(np.any(self == item))

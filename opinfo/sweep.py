@@ -251,6 +251,16 @@ class _Run:
             bt.config.fallback = old
 
 
+def _conversion_error(exc) -> bool:
+    """Whether ``exc`` is (or was caused by) the clear TypeError a BatchedTensor raises when a
+    plain NumPy array's own method tries to convert it."""
+    while exc is not None:
+        if isinstance(exc, TypeError) and "BatchedTensor" in str(exc):
+            return True
+        exc = exc.__cause__ or exc.__context__
+    return False
+
+
 def _expect_error(where, got_exc, ref_exc, got):
     if got_exc is None:
         raise SweepFailure(f"{where}: the loop raises {type(ref_exc).__name__}({ref_exc}) but "
@@ -296,14 +306,17 @@ def run_variant(info, dtype, examples, arrays, td, axes, batch, *, noncontig=Fal
     if info.inplace is not None and axes[arrays.index(info.inplace)] is None \
             and any(a is not None for a in axes):
         got, exc = run(lambda: bt.vmap(fn, in_axes=tuple(axes))(*mapped))
+        if info.unbatched_self and axes[0] is None and _conversion_error(exc):
+            return run.paths  # a plain array's own method (x[i] = v, x.fill(v)): a clear error
+        if ref_exc is not None and isinstance(exc, type(ref_exc)):
+            return run.paths  # NumPy's own argument error comes first, as in the loop
         if not isinstance(exc, bt.BatchingError):
             raise SweepFailure(f"{where}: writing batched values into the unbatched argument "
                                f"{info.inplace} must raise BatchingError, got "
                                f"{type(exc).__name__ if exc else 'no error'}")
         return run.paths
     got, exc = run(lambda: bt.vmap(fn, in_axes=tuple(axes), chunk_size=chunk)(*mapped))
-    if (info.unbatched_self and axes[0] is None and isinstance(exc, TypeError)
-            and "BatchedTensor" in str(exc)):
+    if info.unbatched_self and axes[0] is None and _conversion_error(exc):
         return run.paths  # a method of a plain array: NumPy never asks us (a clear error)
     if ref_exc is not None:
         _expect_error(where, exc, ref_exc, got)
@@ -366,6 +379,15 @@ def run_nested(info, dtype, examples, arrays, td, axes, where: str, inner_only=F
     else:
         outer = bt.vmap(bt.vmap(fn, in_axes=tuple(axes)), in_axes=0)
     got, exc = run(lambda: outer(*mapped))
+    if info.inplace is not None and axes[arrays.index(info.inplace)] is None \
+            and any(a is not None for a in axes):
+        # The target is batched at the outer level only: shared by the inner examples.
+        if not isinstance(exc, bt.BatchingError) and not (
+                info.unbatched_self and axes[0] is None and _conversion_error(exc)):
+            raise SweepFailure(f"{where}: writing inner-batched values into argument "
+                               f"{info.inplace}, batched at the outer level only, must raise "
+                               f"BatchingError, got {type(exc).__name__ if exc else 'no error'}")
+        return run.paths
     if exc is not None:
         _fail_exc(where, exc)
     if inner_only:

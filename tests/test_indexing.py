@@ -1,0 +1,354 @@
+"""Indexing semantics the OpInfo sweep cannot express: data-dependent counts, copies versus
+views, writes across nested levels, and the errors for writes into shared arrays."""
+
+from __future__ import annotations
+
+import warnings
+
+import numpy as np
+import pytest
+
+import batchtensor as bt
+
+
+def loop(f, *xs):
+    return np.stack([np.asarray(f(*ex)) for ex in zip(*xs)])
+
+
+@pytest.fixture
+def rng():
+    return np.random.default_rng(0)
+
+
+def test_getitem_mask_with_different_counts_raises(rng):
+    xs = rng.normal(size=(4, 6))
+    with pytest.raises(bt.BatchingError, match="boolean mask.*different shapes"):
+        bt.vmap(lambda x: x[x > 0])(xs)
+
+
+def test_getitem_nested_mask_with_different_counts_raises(rng):
+    xs = rng.normal(size=(2, 3, 6))
+    with pytest.raises(bt.BatchingError, match="boolean mask"):
+        bt.vmap(bt.vmap(lambda x: x[x > 0]))(xs)
+
+
+def test_getitem_mask_with_same_count_works(rng):
+    xs = rng.normal(size=(4, 6))
+    ms = np.argsort(rng.random((4, 6)), axis=1) < 2  # two True per row, different places
+    np.testing.assert_array_equal(bt.vmap(lambda x, m: x[m])(xs, ms),
+                                  loop(lambda x, m: x[m], xs, ms))
+
+
+@pytest.mark.parametrize("value", [0, 2.5, "batched"])
+def test_setitem_mask_with_different_counts(rng, value):
+    xs = rng.normal(size=(4, 3, 5))
+    vs = rng.normal(size=(4,))
+
+    def f(x, v):
+        x = x.copy()
+        x[x > 0] = v if value == "batched" else value
+        return x
+
+    np.testing.assert_array_equal(bt.vmap(f)(xs, vs), loop(f, xs, vs))
+
+
+def test_setitem_leading_mask_with_row_value(rng):
+    xs = rng.normal(size=(4, 3, 5))
+    rows = rng.normal(size=(4, 5))
+
+    def f(x, r):
+        x = x.copy()
+        x[x[:, 0] > 0] = r
+        return x
+
+    np.testing.assert_array_equal(bt.vmap(f)(xs, rows), loop(f, xs, rows))
+
+
+def test_zero_d_result_is_a_copy():
+    xs = np.arange(12.0).reshape(3, 4)
+    before = xs.copy()
+
+    def f(x):
+        y = x[0]
+        y[...] = 100.0
+        return y
+
+    np.testing.assert_array_equal(bt.vmap(f)(xs), [100.0] * 3)
+    np.testing.assert_array_equal(xs, before)  # NumPy: x[0] of a 1-d array is a scalar copy
+
+
+def test_ellipsis_keeps_a_zero_d_view():
+    xs = np.arange(6.0).reshape(2, 3)
+
+    def f(x):
+        y = x[0, ...]  # NumPy: a 0-d view, not a scalar copy
+        y[...] = 100.0
+        return x
+
+    def g(x):
+        y = x[...]
+        y[...] = 7.0
+        return x
+
+    np.testing.assert_array_equal(bt.vmap(f)(xs.copy()), [[100.0, 1, 2], [100.0, 4, 5]])
+    np.testing.assert_array_equal(bt.vmap(g)(np.arange(2.0)), [7.0, 7.0])
+
+
+def test_basic_slice_is_a_view():
+    xs = np.arange(12.0).reshape(3, 4)
+    want = xs.copy()
+    want[:, 1] = -1.0
+
+    def f(x):
+        z = x[1:]
+        z[0] = -1.0
+        return x
+
+    np.testing.assert_array_equal(bt.vmap(f)(xs), want)
+    np.testing.assert_array_equal(xs, want)  # written through the view, as in NumPy
+
+
+def test_index_batched_at_outer_level_x_at_inner(rng):
+    xs = rng.normal(size=(3, 5))
+    idx = rng.integers(-5, 5, size=(2, 4))
+    got = bt.vmap(lambda i: bt.vmap(lambda x: x[i])(xs))(idx)
+    want = np.stack([np.stack([x[i] for x in xs]) for i in idx])
+    np.testing.assert_array_equal(got, want)
+
+
+def test_x_batched_at_outer_level_index_at_inner(rng):
+    xs = rng.normal(size=(3, 5))
+    idx = rng.integers(-5, 5, size=(2, 4))
+    got = bt.vmap(lambda x: bt.vmap(lambda i: x[i])(idx))(xs)
+    want = np.stack([np.stack([x[i] for i in idx]) for x in xs])
+    np.testing.assert_array_equal(got, want)
+
+
+def test_mask_batched_at_outer_level_x_at_inner(rng):
+    xs = rng.normal(size=(3, 5))
+    ms = np.argsort(rng.random((2, 5)), axis=1) < 3
+    got = bt.vmap(lambda m: bt.vmap(lambda x: x[m])(xs))(ms)
+    want = np.stack([np.stack([x[m] for x in xs]) for m in ms])
+    np.testing.assert_array_equal(got, want)
+
+
+def test_setitem_into_array_not_batched_at_the_index_level_raises(rng):
+    xs = rng.normal(size=(3, 5))
+    idx = rng.integers(0, 5, size=(2,))
+
+    def inner(x, i):
+        x[i] = 0.0
+        return x
+
+    with pytest.raises(bt.BatchingError, match="outer vmap level"):
+        bt.vmap(lambda i: bt.vmap(lambda x: inner(x, i))(xs.copy()))(idx)
+
+
+def test_batched_value_into_unbatched_target_raises(rng):
+    vs = rng.normal(size=(3, 4))
+    xs = rng.normal(size=(3, 4))
+
+    def plain(v):
+        out = np.zeros(4)  # a plain array: NumPy's own __setitem__ meets the batched value
+        out[:] = v
+        return out
+
+    def copyto(v):
+        out = np.zeros((2, 4))
+        np.copyto(out, v)
+        return out
+
+    def outer_only(x):
+        def inner(v):
+            x[:] = v  # x is batched at the outer level only: shared by the inner examples
+            return x
+        return bt.vmap(inner)(vs)
+
+    with pytest.raises(TypeError, match="BatchedTensor"):
+        bt.vmap(plain)(vs)
+    with pytest.raises(bt.BatchingError, match="numpy.copyto.*dst"):
+        bt.vmap(copyto)(vs)
+    with pytest.raises(bt.BatchingError, match="not batched at this vmap level"):
+        bt.vmap(outer_only)(xs)
+
+
+@pytest.mark.filterwarnings("ignore::batchtensor.PerformanceWarning")  # zeros_like: another family
+def test_setitem_into_zeros_like_works(rng):
+    vs = rng.normal(size=(3, 4))
+
+    def f(v):
+        out = np.zeros_like(v)
+        out[1:] = v[:-1]
+        return out
+
+    np.testing.assert_array_equal(bt.vmap(f)(vs), loop(f, vs))
+
+
+def test_batched_slice_bound_takes_the_loop(rng):
+    xs = rng.normal(size=(3, 6))
+    starts = np.array([0, 2, 3])
+
+    def f(x, s):
+        return x[s:s + 2]
+
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", bt.PerformanceWarning)
+        got = bt.vmap(f)(xs, starts)
+    np.testing.assert_array_equal(got, loop(f, xs, starts))
+
+
+def test_one_argument_where_with_different_counts_raises(rng):
+    xs = rng.normal(size=(4, 6))
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", bt.PerformanceWarning)
+        with pytest.raises(bt.BatchingError, match="different shapes"):
+            bt.vmap(lambda x: np.where(x > 0))(xs)
+
+
+# ---- the placement / selection family -----------------------------------------------------------
+@pytest.mark.parametrize("op", [
+    lambda c, x: np.compress(c, x),
+    lambda c, x: np.extract(c, x),
+    lambda c, x: np.ix_(c),
+])
+def test_data_dependent_sizes_with_different_counts_raise(rng, op):
+    cs = rng.random((4, 6)) < 0.5
+    cs[0] = False
+    cs[1] = True
+    xs = rng.normal(size=(4, 6))
+    with pytest.raises(bt.BatchingError, match="different shapes"):
+        bt.vmap(op)(cs, xs)
+
+
+def test_compress_with_the_same_count_works(rng):
+    cs = np.argsort(rng.random((4, 6)), axis=1) < 3
+    xs = rng.normal(size=(4, 6))
+    np.testing.assert_array_equal(bt.vmap(np.compress)(cs, xs), loop(np.compress, cs, xs))
+
+
+@pytest.mark.parametrize("name, call, target, batched", [
+    ("numpy.put", lambda a, i, v: np.put(a, i, v), "a", "ind"),
+    ("numpy.put_along_axis", lambda a, i, v: np.put_along_axis(a, i, v, 0), "arr", "indices"),
+    ("numpy.place", lambda a, i, v: np.place(a, i > 2, v), "arr", "mask"),
+    ("numpy.putmask", lambda a, i, v: np.putmask(a, i > 2, v), "a", "mask"),
+    ("numpy.copyto", lambda a, i, v: np.copyto(a, v, where=i > 2), "dst", "where"),
+])
+def test_batched_write_into_shared_target_names_both(rng, name, call, target, batched):
+    a = np.zeros(2)
+    idx = rng.integers(0, 2, size=(3, 2))
+
+    def f(i):
+        call(a, i, 1.0)
+        return a
+
+    with pytest.raises(bt.BatchingError, match=f"{name}.*`{target}`.*`{batched}`"):
+        bt.vmap(f)(idx)
+    assert not a.any()  # nothing was written
+
+
+def test_in_place_ops_write_per_example(rng):
+    xs = rng.normal(size=(3, 4, 4))
+    vals = rng.normal(size=(3, 4))
+
+    def f(x, v):
+        x = x.copy()
+        np.fill_diagonal(x, v)
+        np.putmask(x, x < 0, v[0])
+        np.place(x, x > 1, v)
+        return x
+
+    np.testing.assert_array_equal(bt.vmap(f)(xs, vals), loop(f, xs, vals))
+
+
+def test_piecewise_with_different_counts_takes_the_loop(rng):
+    xs = rng.normal(size=(4, 6))
+
+    def f(x):
+        return np.piecewise(x, [x < 0], [lambda v: v - np.mean(v), lambda v: 2 * v])
+
+    with warnings.catch_warnings(record=True) as w:
+        warnings.simplefilter("always")
+        got = bt.vmap(f)(xs)
+    np.testing.assert_allclose(got, loop(f, xs))
+    assert any(issubclass(x.category, bt.PerformanceWarning) for x in w)
+
+
+def test_apply_along_axis_calls_func_on_batched_slices(rng):
+    xs = rng.normal(size=(5, 3, 4))
+    calls = []
+
+    def func1d(v):
+        calls.append(v.shape)
+        return v - np.mean(v)
+
+    got = bt.vmap(lambda x: np.apply_along_axis(func1d, 1, x))(xs)
+    assert calls == [(4,)] * 3  # one call per slice position, each on a batched slice
+    np.testing.assert_allclose(got, loop(lambda x: np.apply_along_axis(func1d, 1, x), xs))
+
+
+def test_apply_along_axis_with_data_dependent_branch_takes_the_loop(rng):
+    xs = rng.normal(size=(4, 3, 5))
+
+    def func1d(v):
+        return v * 2 if v[0] > 0 else -v
+
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", bt.PerformanceWarning)
+        got = bt.vmap(lambda x: np.apply_along_axis(func1d, 1, x))(xs)
+    np.testing.assert_array_equal(got, loop(lambda x: np.apply_along_axis(func1d, 1, x), xs))
+
+
+def test_take_with_indices_batched_at_outer_level(rng):
+    xs = rng.normal(size=(3, 4, 5))
+    idx = rng.integers(-4, 4, size=(2, 6))
+    got = bt.vmap(lambda i: bt.vmap(lambda x: np.take(x, i, axis=1), in_axes=1)(xs))(idx)
+    want = np.stack([np.stack([np.take(x, i, axis=1) for x in np.moveaxis(xs, 1, 0)])
+                     for i in idx])
+    np.testing.assert_array_equal(got, want)
+
+
+@pytest.mark.parametrize("write", [
+    lambda x, v: np.put(x, [0, 2], v),
+    lambda x, v: np.fill_diagonal(x, v),
+    lambda x, v: x.fill(v[0]),
+    lambda x, v: np.copyto(x, v[0]),
+])
+def test_write_outer_level_values_into_inner_only_target_raises(rng, write):
+    xs = rng.normal(size=(3, 2, 2))
+    vs = rng.normal(size=(4, 2))
+
+    def inner(x, v):
+        write(x, v)
+        return x
+
+    with pytest.raises(bt.BatchingError, match="outer vmap level|not batched at this vmap"):
+        bt.vmap(lambda v: bt.vmap(lambda x: inner(x, v))(xs.copy()))(vs)
+
+
+def test_piecewise_zero_d_with_a_comparison_condition(rng):
+    xs = rng.normal(size=(5,))
+
+    def f(x):
+        return np.piecewise(x, x > 0, [lambda v: 2 * v, -1.0])  # x > 0: a NumPy scalar per example
+
+    def g(x):
+        return np.piecewise(x, [x < 0, x >= 0], [lambda v: np.sqrt(-v), np.sqrt])
+
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")  # no loop fallback, no warning from discarded values
+        np.testing.assert_array_equal(bt.vmap(f)(xs), loop(f, xs))
+        np.testing.assert_array_equal(bt.vmap(g)(xs), loop(g, xs))
+
+
+def test_loop_fallback_refuses_a_shared_out(rng):
+    xs = rng.normal(size=(3, 2))
+    out = np.zeros(2)
+
+    def f(x):
+        np.fix(x, out=out)  # np.fix has no rule: the per-example loop would write into `out`
+        return out
+
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", bt.PerformanceWarning)
+        with pytest.raises(bt.BatchingError, match="out="):
+            bt.vmap(f)(xs)
