@@ -19,6 +19,13 @@ from .paths import _RECORDERS, _record
 __all__ = ["BatchedTensor"]
 
 _ALL = slice(None)
+_INDEX_BOUND = (int, type(None))
+
+
+def _plain_slice(k: slice) -> bool:
+    return (type(k.start) in _INDEX_BOUND and type(k.stop) in _INDEX_BOUND
+            and type(k.step) in _INDEX_BOUND)
+
 _SCALAR_TYPES = frozenset({int, float, complex, bool, np.float64, np.float32, np.float16,
                            np.int64, np.int32, np.int16, np.int8, np.uint8, np.uint16,
                            np.uint32, np.uint64, np.bool_, np.complex128, np.complex64})
@@ -194,8 +201,9 @@ class BatchedTensor:
             if _RECORDERS:
                 _record(operator.getitem, "rule")
             return _new(self._value[_ALL, None], 0, level)
-        if self._bdim == 0 and (t is int or t is slice or (t is tuple and len(key) <= 3 and all(
-                type(k) is int or type(k) is slice for k in key))):
+        if self._bdim == 0 and (t is int or (t is slice and _plain_slice(key)) or (
+                t is tuple and len(key) <= 3 and all(
+                    type(k) is int or (type(k) is slice and _plain_slice(k)) for k in key))):
             level = self._level
             if not level.alive:
                 level.check_alive()

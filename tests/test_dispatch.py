@@ -107,9 +107,16 @@ def test_loop_fallback_refuses_results_of_different_dtypes(fallback_mode):
 def test_loop_fallback_refuses_writes_into_unbatched_arguments(fallback_mode):
     bt.config.fallback = "silent"
     target = np.zeros(4)
-    with pytest.raises(bt.BatchingError, match="numpy.put writes into an argument that is not "
-                                               "batched"):
-        bt.vmap(lambda i, v: np.put(target, i, v))(np.array([[0], [1]]), np.array([[1.], [2.]]))
+
+    def write(t, i, v):
+        t[i] = v
+
+    with bt.vmap_level() as level:
+        i = bt.BatchedTensor(np.array([0, 1]))
+        v = bt.BatchedTensor(np.array([1.0, 2.0]))
+        with pytest.raises(bt.BatchingError, match="write writes into an argument that is not "
+                                                   "batched"):
+            loop_call(write, (target, i, v), {}, level)
     assert target.flags.writeable and not target.any()
 
 
