@@ -61,6 +61,9 @@ class OpInfo:
     - ``unbatched_self``: the op is a method, so with an unbatched ``self`` NumPy's own method
       runs and may meet a batched argument it does not dispatch: a clear conversion TypeError
       is then accepted in place of the loop's result.
+    - ``undispatched``: positions (among the array arguments; negative counts from the end)
+      that NumPy's dispatcher ignores (``np.interp``'s ``left``/``right``, ``np.select``'s
+      ``default``): when only those are batched, the same conversion TypeError is accepted.
     """
 
     name: str
@@ -77,6 +80,7 @@ class OpInfo:
     atol32: float = 2e-5
     skip_nested: str | None = None
     unbatched_self: bool = False
+    undispatched: tuple = ()
     check_values: bool = True
     notes: str = ""
 

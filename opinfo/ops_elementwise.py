@@ -348,7 +348,8 @@ OPS = [
            dtypes=(C128, np.complex64)),
     OpInfo("real_if_close.real", np.real_if_close, _real_if_close_real, "rule",
            dtypes=(F64, I64)),
-    OpInfo("interp", np.interp, _interp_samples, "rule", dtypes=(F64, C128, I64)),
+    OpInfo("interp", np.interp, _interp_samples, "rule", dtypes=(F64, C128, I64),
+           undispatched=(3, 4)),  # NumPy dispatches on x, xp, fp only
     OpInfo("interp.unsorted", np.interp, _interp_unsorted, "rule"),
     OpInfo("unwrap", np.unwrap, _unwrap_samples, "rule", dtypes=(F64, F32)),
     OpInfo("unwrap.int", np.unwrap, _unwrap_int_samples, "rule", dtypes=(I64,)),

@@ -780,7 +780,7 @@ OPS = [
     # NumPy's select does not dispatch on `default`: a batched default with plain conditions
     # and choices meets NumPy's own code (a clear conversion error).
     OpInfo("select", np.select, select_samples, "decomposition", dtypes=(np.float64, np.int32),
-           notes="default= is not dispatched by NumPy"),
+           undispatched=(-1,), notes="default= is not dispatched by NumPy"),
     OpInfo("compress", np.compress, compress_samples, "rule", dtypes=F64_I64),
     OpInfo("extract", np.extract, extract_samples, "decomposition", dtypes=(np.float64,)),
     OpInfo("diag", np.diag, diag_samples, "rule", dtypes=(np.float64, np.bool_)),

@@ -149,6 +149,7 @@ def in_axes_combos(ndims: list[int], rng: np.random.Generator, cap: int = MAX_CO
         pool = [tuple(p[rng.integers(len(p))] for p in per) for _ in range(4 * cap)]
     combos = list(dict.fromkeys(c for c in must + [pool[i] for i in rng.permutation(len(pool))]
                                 if any(a is not None for a in c)))
+    cap = max(cap, len(dict.fromkeys(must)))  # never drop "only this argument batched"
     return combos[:cap] if len(combos) > cap else combos
 
 
@@ -261,6 +262,16 @@ def _conversion_error(exc) -> bool:
     return False
 
 
+def _undispatched(info: OpInfo, axes) -> bool:
+    """Only arguments that NumPy's dispatcher ignores are batched in this combination."""
+    if info.unbatched_self and axes[0] is None:
+        return True
+    if not info.undispatched:
+        return False
+    ignored = {k % len(axes) for k in info.undispatched if -len(axes) <= k < len(axes)}
+    return all(k in ignored for k, ax in enumerate(axes) if ax is not None)
+
+
 def _expect_error(where, got_exc, ref_exc, got):
     if got_exc is None:
         raise SweepFailure(f"{where}: the loop raises {type(ref_exc).__name__}({ref_exc}) but "
@@ -316,14 +327,24 @@ def run_variant(info, dtype, examples, arrays, td, axes, batch, *, noncontig=Fal
                                f"{type(exc).__name__ if exc else 'no error'}")
         return run.paths
     got, exc = run(lambda: bt.vmap(fn, in_axes=tuple(axes), chunk_size=chunk)(*mapped))
-    if info.unbatched_self and axes[0] is None and _conversion_error(exc):
-        return run.paths  # a method of a plain array: NumPy never asks us (a clear error)
+    if _undispatched(info, axes) and _conversion_error(exc):
+        # only arguments NumPy does not dispatch on are batched: NumPy never asks us, and its
+        # own code meets a BatchedTensor it cannot convert (a clear TypeError, never a result)
+        return run.paths
     if ref_exc is not None:
         _expect_error(where, exc, ref_exc, got)
         return run.paths
+    try:
+        stacked = _stack_outputs(want)
+    except ValueError as e:  # the examples' results differ in shape: no batch can hold them
+        if not isinstance(exc, bt.BatchingError):
+            raise SweepFailure(f"{where}: the per-example results cannot be stacked ({e}), so "
+                               f"vmap must raise BatchingError; it gave "
+                               f"{type(exc).__name__ if exc else 'a result'}") from None
+        return run.paths
     if exc is not None:
         _fail_exc(where, exc)
-    compare(info, dtype, got, _stack_outputs(want), where)
+    compare(info, dtype, got, stacked, where)
     if info.inplace is not None:
         j = arrays.index(info.inplace)
         ax = axes[j]
