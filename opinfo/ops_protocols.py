@@ -66,7 +66,7 @@ OPS = [
     OpInfo("bool()", _all_finite, _arrays, "rule", dtypes=FLOAT, covers=bool,
            notes="examples agree here; disagreement raises BatchingError (tests/test_tensor.py)"),
     OpInfo("operator.contains", _contains, _contains_samples, "decomposition",
-           dtypes=(np.float64, np.int64), covers=operator.contains,
+           dtypes=(np.float64, np.int64), covers=operator.contains, unbatched_self=True,
            notes="(x == v).any(), then bool(): the examples must agree"),
     OpInfo("copy.copy", copy.copy, _arrays, "rule", dtypes=ALL, covers=copy.copy),
     OpInfo("copy.deepcopy", copy.deepcopy, _arrays, "rule", dtypes=(np.float64,),
