@@ -202,7 +202,8 @@ def lookup(op) -> OpEntry | None:
         return None
 
 
-def batch_rule(op: Any, *, raw: bool = False, replace: bool = False) -> Callable:
+def batch_rule(op: Any, *, raw: bool = False, replace: bool = False,
+               fast: Callable | None = None) -> Callable:
     """Register a C++-style batch rule for ``op``.
 
     The rule receives physical values and their batch axes and returns ``(out, out_bdim)``, or a
@@ -216,12 +217,14 @@ def batch_rule(op: Any, *, raw: bool = False, replace: bool = False) -> Callable
     A parameter ``x`` followed by ``x_bdim`` is an array argument; ``xs`` followed by
     ``xs_bdims`` a sequence of arrays. Other parameters pass through; their names must be the
     op's parameter names. ``raw=True`` rules are called as ``rule(level, args, kwargs)`` and
-    unwrap by themselves (indexing, ufunc methods, einsum).
+    unwrap by themselves (indexing, ufunc methods, einsum). ``fast(level, args, kwargs)`` is an
+    optional hot path tried first, before any binding; it returns NotImplemented for anything
+    but the common case it handles.
     """
 
     def deco(rule):
         binder = None if raw else _rule_binder(op, rule)
-        register(OpEntry(op, "rule", rule, binder, raw=raw), replace=replace)
+        register(OpEntry(op, "rule", rule, binder, raw=raw, fast=fast), replace=replace)
         return rule
 
     return deco

@@ -503,7 +503,29 @@ def take_rule(a, a_bdim, indices, indices_bdim, axis=None, out=None, out_bdim=No
     return res, 0
 
 
-@batch_rule(np.take_along_axis)
+def _take_along_axis_fast(level, args, kwargs):
+    """Both arguments batch-first NumPy arrays of one level, the same rank, an int axis."""
+    if len(args) == 3 and not kwargs:
+        arr, indices, axis = args
+    elif len(args) == 2 and set(kwargs) <= {"axis"}:
+        (arr, indices), axis = args, kwargs.get("axis", -1)
+    else:
+        return NotImplemented
+    if type(arr) is not BatchedTensor or type(indices) is not BatchedTensor \
+            or type(axis) is not int:
+        return NotImplemented
+    a, i = arr._value, indices._value
+    if arr._level is not level or indices._level is not level or arr._bdim or indices._bdim \
+            or type(a) is not np.ndarray or type(i) is not np.ndarray or a.ndim != i.ndim \
+            or i.dtype.kind not in "iu":
+        return NotImplemented
+    nd = a.ndim - 1
+    if not -nd <= axis < nd:
+        return NotImplemented
+    return _new(np.take_along_axis(a, i, axis=axis % nd + 1), 0, level)
+
+
+@batch_rule(np.take_along_axis, fast=_take_along_axis_fast)
 def take_along_axis_rule(arr, arr_bdim, indices, indices_bdim, axis=-1):
     if axis is None:
         x = move_bdim_to_front(arr, arr_bdim) if arr_bdim is not None else arr

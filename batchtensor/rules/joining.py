@@ -14,6 +14,7 @@ import numpy as np
 
 from ..dispatch import unwrap, wrap
 from ..registry import batch_rule
+from ..tensor import BatchedTensor, _new
 from ._helpers import (batch_size_of, ensure_bdim, logical_rank, move_bdim_to_front, require,
                        wrap_axis)
 from .views import atleast_front
@@ -49,7 +50,35 @@ def concatenate_rule(arrays, arrays_bdims, axis=0, out=None, *, dtype=None, cast
     return np.concatenate(xs, axis=wrap_axis(axis, nd) + 1, **kw), 0
 
 
-@batch_rule(np.stack)
+def _stack_fast(level, args, kwargs):
+    """np.stack of examples that are all batch-first NumPy arrays of one level and shape."""
+    if len(args) != 1 or (kwargs and set(kwargs) - {"axis"}):
+        return NotImplemented
+    arrays = args[0]
+    if type(arrays) is not list and type(arrays) is not tuple or not arrays:
+        return NotImplemented
+    first = arrays[0]
+    if type(first) is not BatchedTensor:
+        return NotImplemented
+    shape = first._value.shape
+    vals = []
+    for a in arrays:
+        if type(a) is not BatchedTensor or a._level is not level or a._bdim:
+            return NotImplemented
+        v = a._value
+        if type(v) is not np.ndarray or v.shape != shape:
+            return NotImplemented
+        vals.append(v)
+    axis = kwargs.get("axis", 0)
+    nd = len(shape) - 1
+    if type(axis) is not int or not -nd - 1 <= axis <= nd:
+        return NotImplemented
+    ax = axis % (nd + 1) + 1
+    new = shape[:ax] + (1,) + shape[ax:]
+    return _new(np.concatenate([v.reshape(new) for v in vals], axis=ax), 0, level)
+
+
+@batch_rule(np.stack, fast=_stack_fast)
 def stack_rule(arrays, arrays_bdims, axis=0, out=None, *, dtype=None, casting="same_kind"):
     require(out is None, "np.stack with out=")
     if not len(arrays):
@@ -59,7 +88,14 @@ def stack_rule(arrays, arrays_bdims, axis=0, out=None, *, dtype=None, casting="s
     if len(shapes) != 1:
         raise ValueError("all input arrays must have the same shape")
     nd = xs[0].ndim - 1
-    return np.stack(xs, axis=wrap_axis(axis, nd + 1) + 1, dtype=dtype, casting=casting), 0
+    ax = wrap_axis(axis, nd + 1) + 1
+    if all(type(x) is np.ndarray for x in xs):
+        # what np.stack does, minus its Python overhead: a size-1 axis (a view), concatenate
+        shape = xs[0].shape
+        new = shape[:ax] + (1,) + shape[ax:]
+        return np.concatenate([x.reshape(new) for x in xs], axis=ax, dtype=dtype,
+                              casting=casting), 0
+    return np.stack(xs, axis=ax, dtype=dtype, casting=casting), 0
 
 
 @batch_rule(np.vstack)
