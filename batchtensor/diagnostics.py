@@ -17,7 +17,7 @@ from typing import Any
 
 import numpy as np
 
-__all__ = ["user_site", "conversion_message"]
+__all__ = ["user_site", "conversion_message", "user_stacklevel"]
 
 _PKG = os.path.dirname(os.path.abspath(__file__))
 _NUMPY = os.path.dirname(os.path.abspath(np.__file__))
@@ -60,6 +60,16 @@ def user_site(depth: int = 1) -> tuple[Any, list[str]]:
             continue
         return f, numpy_funcs
     return None, numpy_funcs
+
+
+def user_stacklevel() -> int:
+    """``stacklevel`` for ``warnings.warn`` called in batchtensor: the first frame outside it."""
+    level = 1
+    f = sys._getframe(1)
+    while f is not None and _inside(f.f_code.co_filename, _PKG):
+        f = f.f_back
+        level += 1
+    return level
 
 
 def _where(f) -> str:
