@@ -225,10 +225,14 @@ def _read_only(leaf):
 
 
 def _wrap_input(leaf, ax, level: Level) -> BatchedTensor:
-    if type(leaf) is BatchedTensor:
+    t = type(leaf)
+    if t is BatchedTensor:
         leaf._level.check_alive()
+        level.like = leaf._level.like
     elif isinstance(leaf, np.generic):
         leaf = np.asarray(leaf)
+    elif t is not np.ndarray:
+        level.like = leaf  # CuPy, the ONNX recorder: bt.random draws on this backend
     return _new(leaf, ax, level)
 
 

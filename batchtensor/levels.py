@@ -40,7 +40,7 @@ class Level:
     of a closed level raises an "escaped its vmap level" error when used.
     """
 
-    __slots__ = ("id", "size", "alive", "randomness", "offset", "__weakref__")
+    __slots__ = ("id", "size", "alive", "randomness", "offset", "like", "__weakref__")
 
     def __init__(self, size: int | None = None, randomness: str = "error", offset: int = 0):
         if randomness not in _RANDOMNESS:
@@ -52,6 +52,7 @@ class Level:
         self.alive = True
         self.randomness = randomness
         self.offset = offset
+        self.like = None  # a physical input (its backend is where bt.random draws)
 
     def __repr__(self) -> str:
         state = "alive" if self.alive else "closed"
