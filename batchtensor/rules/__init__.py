@@ -1,3 +1,3 @@
 """C-style batch rules, one module per op family. Importing this package registers them."""
 
-from . import elementwise, indexing, joining, linalg, reductions, sorting, views  # noqa: F401
+from . import creation, elementwise, indexing, inplace, joining, linalg, reductions, sorting, views  # noqa: F401,E501
