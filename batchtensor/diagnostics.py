@@ -26,8 +26,9 @@ _STORE = dis.opmap.get("STORE_SUBSCR")
 _HELP = (
     "Converting would drop the batch axis (every example would see the whole batch). "
     "Common causes and fixes: np.array/np.asarray on a batched value (use the value as it is, "
-    "or np.stack for a list of them); indexing a plain array with a batched index (use "
-    "np.take(a, idx, axis=...) or np.take_along_axis); writing a batched value into a plain "
+    "or np.stack for a list of them); indexing a plain array with a batched index (a[idx] "
+    "and np.take(a, idx) do not dispatch on the index: use np.take_along_axis(a, idx, axis), "
+    "which does); writing a batched value into a plain "
     "array created inside the function (create it batched: np.zeros_like(x, shape=...)); a "
     "numpy.random Generator method given a batched parameter (use bt.random.default_rng(...), "
     "which is batch-aware); a NumPy function that is not dispatched (see docs/semantics.md)."

@@ -31,6 +31,7 @@ from typing import Any
 
 import numpy as np
 
+from .dispatch import function_call
 from .errors import BatchingError
 from .levels import active_levels, current_session
 from .tensor import BatchedTensor, _new
@@ -386,7 +387,11 @@ class Generator:
             raise ValueError("low > high" if endpoint else "low >= high")
         shape = _out_shape("integers", _size_tuple(size), low, high)
         lo = _as_u64(low)
-        r = _as_u64(high) - lo + (1 if endpoint else 0)  # wraps to 0 for the full 2**64 range
+        hi_u = _as_u64(high)
+        if isinstance(hi_u, int) and isinstance(lo, int):
+            r = (hi_u - lo + endpoint) % 2**64  # 0 stands for the full 2**64 range
+        else:
+            r = hi_u - lo + (1 if endpoint else 0)  # uint64 arithmetic wraps the same way
         raw = d.raw64(shape)
         if isinstance(r, (int, np.integer)):
             v = raw if int(r) == 0 else _mulhi64(raw, int(r))
@@ -409,7 +414,7 @@ class Generator:
         if nd == 0:
             raise np.exceptions.AxisError("x must be an integer or at least 1-dimensional")
         axis = np.lib.array_utils.normalize_axis_index(axis, nd)
-        return np.take(x, self._perm(d, _shape(x)[axis]), axis=axis)
+        return function_call(np.take, (x, self._perm(d, _shape(x)[axis])), {"axis": axis})
 
     def shuffle(self, x, axis=0) -> None:
         """Shuffle ``x`` in place along ``axis`` (one permutation per example)."""
@@ -430,7 +435,7 @@ class Generator:
         if nd == 0:
             raise TypeError("bt.random Generator.shuffle: x must be at least 1-dimensional")
         axis = np.lib.array_utils.normalize_axis_index(axis, nd)
-        x[...] = np.take(x, self._perm(d, _shape(x)[axis]), axis=axis)
+        x[...] = function_call(np.take, (x, self._perm(d, _shape(x)[axis])), {"axis": axis})
         return None
 
     def _perm(self, d: _Draw, n: int, stream: int = 0):
@@ -491,7 +496,8 @@ class Generator:
             idx = np.reshape(order[:k], shape or ())
         if pop is None:
             return _finish(idx, size)
-        return np.take(pop, idx, axis=axis)
+        # np.take dispatches on its array only, not on batched indices: call the rule path.
+        return function_call(np.take, (pop, idx), {"axis": axis})
 
     # ---- discrete ---------------------------------------------------------------------------
     def binomial(self, n, p, size=None):
