@@ -16,7 +16,7 @@ from ._helpers import logical_rank, move_bdim_to_front, pad_to_rank, require, wr
 
 
 def shared_target_error(op: str, target: str, value, batched: list[str]) -> BatchingError:
-    shape = tuple(getattr(value, "shape", np.shape(value)))
+    shape = tuple(value.shape) if hasattr(value, "shape") else np.shape(value)
     what = " and ".join(batched)
     return BatchingError(
         f"{op}: cannot write into {target} (shape {shape}), which is not batched at this vmap "
