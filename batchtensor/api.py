@@ -305,7 +305,8 @@ def unwrap_outputs(level: Level, tree: Any, out_axes: Any, what: str = "out_axes
     leaves, td = flatten(tree)
     if out_axes is None or type(out_axes) is int:
         axes = [out_axes] * len(leaves)
-    elif td.kind == "leaf" and isinstance(out_axes, (tuple, list)) and len(out_axes) == 1:
+    elif td.kind == "leaf" and isinstance(out_axes, (tuple, list)) and len(out_axes) == 1 \
+            and (out_axes[0] is None or type(out_axes[0]) is int):
         axes = [out_axes[0]]
     else:
         axes = broadcast_prefix(out_axes, tree, what, "output")

@@ -107,7 +107,8 @@ def conversion_message(what: str, depth: int = 2) -> str:
     if not numpy_funcs and _STORE is not None and f.f_code.co_code[f.f_lasti] == _STORE:
         target = _store_target(f) or "the target"
         return (
-            f"cannot write a batched value into {target} at {_where(f)}: that array is plain "
+            f"cannot write a batched value or index into {target} at {_where(f)}: that array "
+            f"is plain "
             f"(not batched), so it is shared by every example and cannot hold a different value "
             f"per example ({what} on a BatchedTensor is not allowed). Create the target batched "
             f"inside the function instead, e.g. out = np.zeros_like(x, shape=(...), dtype=...) "

@@ -109,7 +109,11 @@ def _out_shape(method: str, size, *params) -> tuple:
                          f"broadcast together") from None
     if size is None:
         return full
-    if np.broadcast_shapes(size, full) != size:
+    try:
+        ok = np.broadcast_shapes(size, full) == size
+    except ValueError:
+        ok = False
+    if not ok:
         raise ValueError(f"bt.random Generator.{method}: size={size} is not compatible with the "
                          f"parameters' shape {full} (they must broadcast to size)")
     return size
