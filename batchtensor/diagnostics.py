@@ -8,7 +8,6 @@ writing a batched value into a plain array (``out = np.zeros(3); out[0] = x``).
 
 from __future__ import annotations
 
-import ast
 import dis
 import linecache
 import os
@@ -79,24 +78,40 @@ def _where(f) -> str:
     return f"`{line}` ({loc})" if line else loc
 
 
-def _store_target(f) -> str:
-    """``name (numpy.ndarray of shape (3,), float64)`` for ``name[...] = ...`` on that line."""
-    line = linecache.getline(f.f_code.co_filename, f.f_lineno).strip()
+def _store_target_name(f) -> str | None:
+    """The variable subscripted by the STORE_SUBSCR running in frame ``f`` (``out`` in
+    ``out[i] = v``), read from the bytecode: walk back over the key's instructions."""
     try:
-        node = ast.parse(line).body[0]
-    except (SyntaxError, IndexError):
+        instrs = list(dis.get_instructions(f.f_code))
+        i = next(k for k, ins in enumerate(instrs) if ins.offset == f.f_lasti)
+        need = 1  # the key: one value on the stack
+        i -= 1
+        while i >= 0 and need > 0:
+            ins = instrs[i]
+            arg = ins.arg if ins.opcode >= dis.HAVE_ARGUMENT else None
+            need -= dis.stack_effect(ins.opcode, arg)
+            i -= 1
+    except (StopIteration, ValueError):
+        return None
+    if need != 0 or i < 0:
+        return None
+    ins = instrs[i]
+    if ins.opname in ("LOAD_FAST", "LOAD_NAME", "LOAD_GLOBAL", "LOAD_DEREF", "LOAD_CLOSURE"):
+        return ins.argval
+    return None
+
+
+def _store_target(f) -> str:
+    """``name (numpy.ndarray of shape (3,), float64)`` for ``name[...] = ...``."""
+    name = _store_target_name(f)
+    if name is None:
         return ""
-    targets = node.targets if isinstance(node, ast.Assign) else []
-    for t in targets:
-        if isinstance(t, ast.Subscript) and isinstance(t.value, ast.Name):
-            name = t.value.id
-            obj = f.f_locals.get(name, f.f_globals.get(name))
-            shape = getattr(obj, "shape", None)
-            if shape is not None:
-                return (f"{name!r} (a plain {type(obj).__module__.split('.')[0]}."
-                        f"{type(obj).__name__} of shape {tuple(shape)}, {obj.dtype})")
-            return repr(name)
-    return ""
+    obj = f.f_locals.get(name, f.f_globals.get(name))
+    shape = getattr(obj, "shape", None)
+    if shape is not None and hasattr(obj, "dtype"):
+        return (f"{name!r} (a plain {type(obj).__module__.split('.')[0]}."
+                f"{type(obj).__name__} of shape {tuple(shape)}, {obj.dtype})")
+    return repr(name)
 
 
 def conversion_message(what: str, depth: int = 2) -> str:

@@ -121,8 +121,9 @@ def test_write_into_plain_array_names_target_and_fix():
         out[0] = x[0, 0]
         return out
 
-    with pytest.raises(TypeError, match=r"cannot write a batched value into 'out' \(a plain "
-                                        r"numpy.ndarray of shape \(3,\), float64\)") as info:
+    with pytest.raises(TypeError, match=r"cannot write a batched value or index into 'out' "
+                                        r"\(a plain numpy.ndarray of shape \(3,\), float64\)"
+                       ) as info:
         bt.vmap(f)(X)
     assert "out[0] = x[0, 0]" in str(info.value) and "np.zeros_like(x, shape=" in str(info.value)
 
@@ -134,7 +135,7 @@ def test_write_into_plain_array_error_for_every_dtype(dtype):
         out[1] = x[0, 0]
         return out
 
-    with pytest.raises(TypeError, match="cannot write a batched value into 'out'"):
+    with pytest.raises(TypeError, match="cannot write a batched value or index into 'out'"):
         bt.vmap(f)(X)
 
 
@@ -579,3 +580,17 @@ def test_mutating_f_mutates_inputs_like_the_loop():
         return x.sum()
 
     compare(f, X, V)
+
+
+# ---- docs/semantics.md runs as written ---------------------------------------------------------
+def test_semantics_doc_examples_run():
+    import pathlib
+    import re
+
+    text = (pathlib.Path(__file__).parent.parent / "docs" / "semantics.md").read_text()
+    blocks = re.findall(r"```python\n(.*?)```", text, flags=re.S)
+    assert len(blocks) >= 8
+    namespace: dict = {}
+    for block in blocks:
+        exec(compile(block, "docs/semantics.md", "exec"), namespace)  # noqa: S102
+    assert active_levels() == ()
