@@ -296,6 +296,10 @@ def run_variant(info, dtype, examples, arrays, td, axes, batch, *, noncontig=Fal
     if info.inplace is not None and axes[arrays.index(info.inplace)] is None \
             and any(a is not None for a in axes):
         got, exc = run(lambda: bt.vmap(fn, in_axes=tuple(axes))(*mapped))
+        if info.unbatched_self and isinstance(exc, TypeError) and "BatchedTensor" in str(exc):
+            return run.paths  # NumPy does not dispatch on the value: a clear conversion error
+        if ref_exc is not None and isinstance(exc, type(ref_exc)):
+            return run.paths  # the loop raises first (a bad argument): the same error is right
         if not isinstance(exc, bt.BatchingError):
             raise SweepFailure(f"{where}: writing batched values into the unbatched argument "
                                f"{info.inplace} must raise BatchingError, got "
@@ -365,6 +369,15 @@ def run_nested(info, dtype, examples, arrays, td, axes, where: str, inner_only=F
     else:
         outer = bt.vmap(bt.vmap(fn, in_axes=tuple(axes)), in_axes=0)
     got, exc = run(lambda: outer(*mapped))
+    if info.inplace is not None and axes[arrays.index(info.inplace)] is None \
+            and any(a is not None for a in axes):
+        # The written argument is not batched at the inner level: shared by its examples.
+        if not isinstance(exc, bt.BatchingError) and not (
+                info.unbatched_self and isinstance(exc, TypeError)):
+            raise SweepFailure(f"{where}: writing batched values into the argument "
+                               f"{info.inplace}, unbatched at the inner level, must raise "
+                               f"BatchingError, got {type(exc).__name__ if exc else 'no error'}")
+        return run.paths
     if exc is not None:
         _fail_exc(where, exc)
     if inner_only:
