@@ -15,7 +15,7 @@ import operator
 import numpy as np
 
 from ..registry import batch_rule
-from ._helpers import logical_shape, move_bdim_to_front, pad_to_rank
+from ._helpers import move_bdim_to_front, pad_to_rank
 
 
 def _shape_arg(shape) -> tuple:
@@ -39,8 +39,8 @@ def _batched_like(make, a, a_bdim, n, dtype, order, subok, shape, device):
         lshape = _shape_arg(shape)
     elif a_bdim is None:  # a plain array, a list, or a BatchedTensor of an outer level
         lshape = tuple(a.shape) if hasattr(a, "shape") else np.shape(a)
-    else:
-        lshape = logical_shape(a, a_bdim)
+    else:  # (a.shape, not np.shape: a may be a BatchedTensor of an outer level)
+        lshape = tuple(a.shape[:a_bdim]) + tuple(a.shape[a_bdim + 1:])
     if a_bdim is not None:
         a = move_bdim_to_front(a, a_bdim)
     if order == "F":

@@ -8,10 +8,13 @@ naming both (the per-example loop would let the last example win: a silent wrong
 
 from __future__ import annotations
 
+import math
+
 import numpy as np
 
 from ..errors import BatchingError
 from ..registry import batch_rule
+from ..tensor import BatchedTensor
 from ._helpers import logical_rank, move_bdim_to_front, pad_to_rank, require, wrap_axis
 
 
@@ -35,7 +38,8 @@ def put_along_axis_rule(arr, arr_bdim, indices, indices_bdim, values, values_bdi
     if arr_bdim is None:
         raise shared_target_error("numpy.put_along_axis", "arr", arr,
                                   _batched_names(indices=indices_bdim, values=values_bdim))
-    require(axis is not None, "put_along_axis with axis=None (the flattened example)")
+    if axis is None:
+        return _put_flat(arr, arr_bdim, indices, indices_bdim, values, values_bdim)
     nd = arr.ndim - 1
     if logical_rank(indices, indices_bdim) != nd:
         raise ValueError("`indices` and `arr` must have the same number of dimensions")
@@ -46,6 +50,42 @@ def put_along_axis_rule(arr, arr_bdim, indices, indices_bdim, values, values_bdi
     if values_bdim is not None:
         values = pad_to_rank(move_bdim_to_front(values, values_bdim), nd)
     np.put_along_axis(a, idx, values, axis + 1)
+    return None, None
+
+
+def _root(x):
+    while type(x) is BatchedTensor:
+        x = x._value
+    return x
+
+
+def _put_flat(arr, arr_bdim, indices, indices_bdim, values, values_bdim):
+    """put_along_axis(axis=None): flat indices into each example, written through a multi-index
+    (NumPy writes via ``np.array(arr.flat)``, which is read-only for a strided example)."""
+    if logical_rank(indices, indices_bdim) != 1:
+        raise ValueError("when axis=None, `indices` must have a single dimension.")
+    a = move_bdim_to_front(arr, arr_bdim)
+    lshape = tuple(a.shape[1:])
+    size = math.prod(lshape)
+    idx = (move_bdim_to_front(indices, indices_bdim) if indices_bdim is not None
+           else np.expand_dims(indices, 0))
+    flat = _root(idx)
+    if flat.size:  # the bounds of every example, outer levels included
+        lo, hi = int(np.min(flat)), int(np.max(flat))
+        bad = hi if hi >= size else lo if lo < -size else None
+        if bad is not None:
+            raise IndexError(f"index {bad} is out of bounds for axis 0 with size {size}")
+    if size == 0:
+        return None, None  # (no index can be in bounds: idx is empty)
+    idx = np.where(idx < 0, idx + size, idx)
+    multi, stride = [], size
+    for d in lshape:  # unravel with ufuncs (they dispatch on outer levels too)
+        stride //= d
+        multi.append((idx // stride) % d)
+    rows = np.reshape(np.arange(a.shape[0], like=a), (-1, 1))
+    if values_bdim is not None:
+        values = pad_to_rank(move_bdim_to_front(values, values_bdim), 1)
+    a[(rows,) + tuple(multi)] = values
     return None, None
 
 
