@@ -209,6 +209,13 @@ CASES = [
      r"cannot write a batched result into out="),
     ("write_plain_index_batched_key", vm(plain_write(lambda o, x: setitem(
         o, x[0].astype(int) % 4, 1.0)), X), TE, r"batched value or index into 'a'"),
+    ("write_plain_loop_take_out", vm(lambda x: np.take(x, [0, 1], out=np.zeros(2)), X), BTE,
+     r"numpy\.take: cannot write a batched result into out="),
+    ("write_plain_loop_dot_out", vm(lambda x: np.dot(x, np.ones(4), out=np.zeros(())), X), BTE,
+     r"cannot write a batched result into out="),
+    ("write_plain_loop_concat_out", vm(lambda x: np.concatenate(
+        [x[None], x[None]], out=np.zeros((2, 4))), X), BTE,
+     r"numpy\.concatenate: cannot write a batched result into out="),
     ("write_shared_setitem", shared(lambda a, v: setitem(a, 0, v[0])), BTE,
      r"cannot write a batched value into an array that is not batched"),
     ("write_shared_iadd", shared(lambda a, v: a.__iadd__(v)), BTE, r"into out="),

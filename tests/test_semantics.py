@@ -220,6 +220,17 @@ def test_inplace_with_other_in_axes(name, in_axes, strict):
         compare(INPLACE[name], x, v, in_axes=in_axes)
 
 
+def test_loop_fallback_with_batched_out_writes_per_example():
+    def f(x, v):
+        out = np.zeros_like(x, shape=(2,))
+        np.take(v, [3, 0], out=out)  # np.take with out= runs per example
+        return out
+
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", bt.PerformanceWarning)
+        compare(f, X, V)
+
+
 def test_inplace_with_loop_fallback_ops_per_example():
     def f(x, v):
         a = x.copy()
@@ -273,6 +284,7 @@ SHARED_WRITES = {
     "putmask": (lambda a, v: np.putmask(a, v > 0, 1.0), bt.BatchingError),
     "ufunc_at": (lambda a, v: np.add.at(a, [0, 1], v[0]), bt.BatchingError),
     "reduction_out": (lambda a, v: np.sum(v[None] * a, axis=0, out=a[0]), bt.BatchingError),
+    "loop_fallback_out": (lambda a, v: np.take(v, [0, 1, 2, 3], out=a[0, :4]), bt.BatchingError),
 }
 
 
