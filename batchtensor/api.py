@@ -228,7 +228,8 @@ def _wrap_input(leaf, ax, level: Level) -> BatchedTensor:
     t = type(leaf)
     if t is BatchedTensor:
         leaf._level.check_alive()
-        level.like = leaf._level.like
+        if leaf._level.like is not None:
+            level.like = leaf._level.like
     elif isinstance(leaf, np.generic):
         leaf = np.asarray(leaf)
     elif t is not np.ndarray:

@@ -111,11 +111,12 @@ class RandomSession:
     the session one fresh epoch, so two separate vmap calls draw different numbers.
     """
 
-    __slots__ = ("tick", "epochs")
+    __slots__ = ("tick", "epochs", "pinned")
 
     def __init__(self) -> None:
         self.tick = 0
         self.epochs: dict = {}
+        self.pinned = False  # held by a random_scope: outlives the levels opened inside it
 
 
 class _Scope:
@@ -132,23 +133,32 @@ class _Scope:
         s.tick = self.start
 
 
-def current_session() -> RandomSession | None:
-    return getattr(_state, "session", None)
+def current_session() -> RandomSession:
+    """This thread's random session, created on first use; the outermost level (or the
+    random_scope that pinned it) ends it."""
+    session = getattr(_state, "session", None)
+    if session is None:
+        session = _state.session = RandomSession()
+    return session
 
 
 @contextmanager
 def random_scope() -> Iterator[_Scope]:
-    """Join (or open, when outermost) this thread's random session for one vmap call."""
+    """Join (or open) this thread's random session for one vmap call whose examples may run in
+    several passes (chunks, per-example reruns); it stays alive across those passes."""
     session = getattr(_state, "session", None)
     owner = session is None
     if owner:
         session = _state.session = RandomSession()
+    pinned = session.pinned
+    session.pinned = True
     scope = _Scope(session)
     try:
         yield scope
     finally:
         session.tick = max(scope.end, session.tick)
-        if owner:
+        session.pinned = pinned
+        if owner and not _stack():
             _state.session = None
 
 
@@ -174,19 +184,19 @@ def vmap_level(size: int | None = None, *, randomness: str = "error",
             raise ValueError(f"vmap_level: size must be >= 0, got {size}")
     level = Level(size, randomness, offset)
     stack = _stack()
+    outermost = not stack
     stack.append(level)
-    owner = getattr(_state, "session", None) is None
-    if owner:
-        _state.session = RandomSession()
     try:
         yield level
     finally:
-        if owner:
-            _state.session = None
         level.alive = False
         # Remove this level even if inner levels were left open by a generator or an error.
         if level in stack:
             del stack[stack.index(level):]
+        if outermost:  # the random session (if bt.random made one) ends with the vmap call
+            session = getattr(_state, "session", None)
+            if session is not None and not session.pinned:
+                _state.session = None
 
 
 def check_size_known(level: Level, op: str) -> int:

@@ -551,12 +551,13 @@ def test_exception_in_manual_level_closes_it():
 
 
 def test_random_session_is_released_after_exception():
-    from batchtensor.levels import current_session
+    from batchtensor import levels
 
     rng = bt.random.default_rng(0)
-    with pytest.raises(Boom):
-        bt.vmap(lambda x: (rng.random(), _raise()), randomness="different")(np.ones(3))
-    assert current_session() is None
+    for kw in ({}, {"chunk_size": 2}, {"control_flow": "loop"}):
+        with pytest.raises(Boom):
+            bt.vmap(lambda x: (rng.random(), _raise()), randomness="different", **kw)(np.ones(3))
+        assert getattr(levels._state, "session", None) is None
 
 
 # ---- inputs are never mutated unless f mutates them --------------------------------------------
