@@ -567,7 +567,8 @@ PURE = [
     lambda x, y: np.clip(x, -0.1, 0.1), lambda x, y: (lambda a: (a.__setitem__(0, 0.0), a)[1])(
         x.copy()),
     lambda x, y: np.where(x > 0, x, y[0]), lambda x, y: np.concatenate([x.ravel(), y.ravel()]),
-    lambda x, y: np.full_like(x * y.sum(), y.ravel()[0]), lambda x, y: np.take_along_axis(x, np.argsort(x, 1), 1),
+    lambda x, y: np.full_like(x * y.sum(), y.ravel()[0]),
+    lambda x, y: np.take_along_axis(x, np.argsort(x, 1), 1),
     lambda x, y: np.add.reduce(x, axis=0), lambda x, y: np.linalg.norm(x, axis=0),
 ]
 
