@@ -9,7 +9,7 @@
 
 from . import decompositions as _decompositions  # noqa: F401  (registers)
 from . import rules as _rules  # noqa: F401  (registers)
-from . import boxed
+from . import boxed, random
 from .api import vmap
 from .config import config
 from .errors import BatchingError, EscapedBatchedTensorError, PerformanceWarning
@@ -18,5 +18,5 @@ from .registry import batch_rule, decomposition
 from .tensor import BatchedTensor
 
 __all__ = ["vmap", "vmap_level", "BatchedTensor", "batch_rule", "boxed", "decomposition",
-           "config", "PerformanceWarning", "BatchingError", "EscapedBatchedTensorError"]
+           "random", "config", "PerformanceWarning", "BatchingError", "EscapedBatchedTensorError"]
 __version__ = "0.1.0"

@@ -4,12 +4,14 @@ from __future__ import annotations
 
 import functools
 import inspect
+import warnings
 from typing import Any, Callable
 
 import numpy as np
 
-from .errors import BatchingError
-from .levels import Level, vmap_level
+from .diagnostics import user_stacklevel
+from .errors import BatchingError, ControlFlowError, PerformanceWarning
+from .levels import Level, random_scope, vmap_level
 from .pytree import broadcast_prefix, flatten, keystr, leaf_paths, unflatten
 from .tensor import BatchedTensor, _new
 
@@ -63,7 +65,8 @@ def _check_axes_spec(in_axes: Any, what: str) -> None:
 class _VmapFunction:
     """The callable ``vmap`` returns (``functools.wraps`` keeps the wrapped function's name)."""
 
-    def __init__(self, func, in_axes, out_axes, axis_size, chunk_size, randomness):
+    def __init__(self, func, in_axes, out_axes, axis_size, chunk_size, randomness,
+                 control_flow="error"):
         functools.update_wrapper(self, func, updated=())  # not __dict__: a vmap of a vmap
         self.func = func
         self.in_axes = in_axes
@@ -71,6 +74,7 @@ class _VmapFunction:
         self.axis_size = axis_size
         self.chunk_size = chunk_size
         self.randomness = randomness
+        self.control_flow = control_flow
 
     def __repr__(self) -> str:
         return f"<vmap of {getattr(self.func, '__name__', self.func)!r}>"
@@ -101,9 +105,27 @@ class _VmapFunction:
                     )
                 axes = broadcast_prefix(spec, args, "in_axes", "args")
         size, axes = self._batch_size(leaves, axes, args, treedef)
-        if self.chunk_size is not None and size > self.chunk_size:
-            return self._chunked(leaves, axes, treedef, kwargs, size)
-        return self._run(leaves, axes, treedef, kwargs, size)
+        if self.control_flow == "loop":
+            leaves = [_read_only(x) if ax is not None else x for x, ax in zip(leaves, axes)]
+        try:
+            if self.chunk_size is not None and size > self.chunk_size:
+                return self._chunked(leaves, axes, treedef, kwargs, size, self.chunk_size)
+            if self.control_flow == "loop":
+                with random_scope() as scope:  # a rerun draws the same numbers
+                    return self._run(leaves, axes, treedef, kwargs, size, 0, scope)
+            return self._run(leaves, axes, treedef, kwargs, size)
+        except ValueError as e:
+            # NumPy wraps float() of a BatchedTensor (out[i] = x into a float array) in
+            # "setting an array element with a sequence"; our own message is the cause.
+            if getattr(e.__cause__, "batchtensor_conversion", False):
+                raise e.__cause__.with_traceback(e.__traceback__) from None
+            if self.control_flow == "loop" and "read-only" in str(e):
+                raise ValueError(
+                    f"vmap({_func_name(self.func)}, control_flow='loop'): {e}. With "
+                    f"control_flow='loop' the inputs are read-only inside the function (a rerun "
+                    f"per example would apply an in-place write twice); copy an input before "
+                    f"writing into it: x = x.copy()") from e
+            raise
 
     def _batch_size(self, leaves, axes, args, treedef) -> tuple[int, list]:
         sizes = []
@@ -149,21 +171,40 @@ class _VmapFunction:
                              + "\n".join(lines))
         return sizes[0][1], norm
 
-    def _run(self, leaves, axes, treedef, kwargs, size):
-        with vmap_level(size, randomness=self.randomness) as level:
-            wrapped = [leaf if ax is None else _wrap_input(leaf, ax, level)
-                       for leaf, ax in zip(leaves, axes)]
-            args = wrapped if treedef is None else unflatten(treedef, wrapped)
-            out = self.func(*args, **kwargs)
-            return unwrap_outputs(level, out, self.out_axes, "out_axes")
+    def _run(self, leaves, axes, treedef, kwargs, size, offset=0, scope=None):
+        level = None
+        try:
+            with vmap_level(size, randomness=self.randomness, offset=offset) as level:
+                wrapped = [leaf if ax is None else _wrap_input(leaf, ax, level)
+                           for leaf, ax in zip(leaves, axes)]
+                args = wrapped if treedef is None else unflatten(treedef, wrapped)
+                out = self.func(*args, **kwargs)
+                return unwrap_outputs(level, out, self.out_axes, "out_axes")
+        except ControlFlowError as e:
+            if self.control_flow != "loop" or e.level is not level or size <= 1:
+                raise
+        warnings.warn(
+            f"vmap({_func_name(self.func)}, control_flow='loop'): the examples take different "
+            f"branches of a Python if/while, so the function reruns once per example "
+            f"({size} runs) and the results are stacked. This is slow; np.where(cond, a, b) "
+            f"keeps it vectorised.", PerformanceWarning, stacklevel=user_stacklevel())
+        scope.rewind()
+        return self._chunked(leaves, axes, treedef, kwargs, size, 1, offset)
 
-    def _chunked(self, leaves, axes, treedef, kwargs, size):
+    def _chunked(self, leaves, axes, treedef, kwargs, size, chunk, offset=0):
+        """Run ``[start, start + chunk)`` slices one after the other and concatenate.
+
+        Every pass rewinds the random session, so ``bt.random`` keys example i the same way
+        whatever the split (``offset`` is the global index of ``leaves``' first example)."""
         results = []
-        for start in range(0, size, self.chunk_size):
-            stop = min(start + self.chunk_size, size)
-            part = [leaf if ax is None else leaf[(slice(None),) * ax + (slice(start, stop),)]
-                    for leaf, ax in zip(leaves, axes)]
-            results.append(self._run(part, axes, treedef, kwargs, stop - start))
+        with random_scope() as scope:
+            for start in range(0, size, chunk):
+                stop = min(start + chunk, size)
+                part = [leaf if ax is None else leaf[(slice(None),) * ax + (slice(start, stop),)]
+                        for leaf, ax in zip(leaves, axes)]
+                scope.rewind()
+                results.append(self._run(part, axes, treedef, kwargs, stop - start,
+                                         offset + start, scope))
         outs, td = flatten(results[0])
         columns = [flatten(r)[0] for r in results]
         if isinstance(self.out_axes, int) or self.out_axes is None:
@@ -180,17 +221,35 @@ class _VmapFunction:
         return unflatten(td, joined)
 
 
+def _func_name(func) -> str:
+    return getattr(func, "__name__", None) or type(func).__name__
+
+
+def _read_only(leaf):
+    """A read-only view of a NumPy input: with control_flow="loop" the function may run twice
+    on the same examples, so an in-place write to an input would be applied twice."""
+    if type(leaf) is np.ndarray and leaf.flags.writeable:
+        leaf = leaf.view()
+        leaf.flags.writeable = False
+    return leaf
+
+
 def _wrap_input(leaf, ax, level: Level) -> BatchedTensor:
-    if type(leaf) is BatchedTensor:
+    t = type(leaf)
+    if t is BatchedTensor:
         leaf._level.check_alive()
+        if leaf._level.like is not None:
+            level.like = leaf._level.like
     elif isinstance(leaf, np.generic):
         leaf = np.asarray(leaf)
+    elif t is not np.ndarray:
+        level.like = leaf  # CuPy, the ONNX recorder: bt.random draws on this backend
     return _new(leaf, ax, level)
 
 
 def vmap(func: Callable | None = None, in_axes: Any = 0, out_axes: Any = 0, *,
          axis_size: int | None = None, chunk_size: int | None = None,
-         randomness: str = "error") -> Callable:
+         randomness: str = "error", control_flow: str = "error") -> Callable:
     """Vectorise a per-example function over a batch.
 
     ``vmap(f, in_axes, out_axes)(*args)`` equals stacking ``f(example_i)`` along ``out_axes``,
@@ -205,7 +264,13 @@ def vmap(func: Callable | None = None, in_axes: Any = 0, out_axes: Any = 0, *,
     - ``axis_size``: the batch size when no argument is mapped.
     - ``chunk_size``: run at most that many examples at a time and concatenate (less memory,
       same result).
-    - ``randomness``: how ``bt.random`` draws behave inside: "error", "different" or "same".
+    - ``randomness``: how ``bt.random`` draws behave inside: "error" (raise), "different"
+      (an independent draw per example, reproducible whatever the batch size or chunking) or
+      "same" (one draw shared by the batch). Plain ``numpy.random`` draws one shared sample.
+    - ``control_flow``: what a Python ``if``/``while`` on a batched value does when the
+      examples disagree: "error" (raise, the default) or "loop" (warn, rerun the function once
+      per example and stack; inputs are read-only inside, so that a rerun cannot repeat an
+      in-place write on them). When every example agrees, both take the common branch.
 
     >>> import numpy as np, batchtensor as bt
     >>> xs, w = np.ones((5, 3)), np.ones((2, 3))
@@ -229,14 +294,18 @@ def vmap(func: Callable | None = None, in_axes: Any = 0, out_axes: Any = 0, *,
     if randomness not in ("error", "different", "same"):
         raise ValueError(
             f"vmap: randomness must be 'error', 'different' or 'same', got {randomness!r}")
+    if control_flow not in ("error", "loop"):
+        raise ValueError(f"vmap: control_flow must be 'error' or 'loop', got {control_flow!r}")
     if func is None:
         return lambda f: vmap(f, in_axes, out_axes, axis_size=axis_size,
-                              chunk_size=chunk_size, randomness=randomness)
+                              chunk_size=chunk_size, randomness=randomness,
+                              control_flow=control_flow)
     if not callable(func):
         raise TypeError(f"vmap: expected a function, got {type(func).__name__}")
     return _VmapFunction(func, in_axes, out_axes,
                          None if axis_size is None else int(axis_size),
-                         None if chunk_size is None else int(chunk_size), randomness)
+                         None if chunk_size is None else int(chunk_size), randomness,
+                         control_flow)
 
 
 # ---- outputs ------------------------------------------------------------------------------------
@@ -247,7 +316,8 @@ def unwrap_outputs(level: Level, tree: Any, out_axes: Any, what: str = "out_axes
     leaves, td = flatten(tree)
     if out_axes is None or type(out_axes) is int:
         axes = [out_axes] * len(leaves)
-    elif td.kind == "leaf" and isinstance(out_axes, (tuple, list)) and len(out_axes) == 1:
+    elif td.kind == "leaf" and isinstance(out_axes, (tuple, list)) and len(out_axes) == 1 \
+            and (out_axes[0] is None or type(out_axes[0]) is int):
         axes = [out_axes[0]]
     else:
         axes = broadcast_prefix(out_axes, tree, what, "output")

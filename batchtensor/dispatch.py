@@ -15,7 +15,7 @@ from typing import Any
 
 import numpy as np
 
-from .errors import BatchingError, LoopFallback
+from .errors import BatchingError, ControlFlowError, LoopFallback
 from .paths import _RECORDERS, _record, record_paths
 from .registry import ARRAY, ARRAYS, REGISTRY, op_name
 from .tensor import _SCALAR_TYPES, BatchedTensor, _new
@@ -119,13 +119,15 @@ def wrap_result(res: Any, level) -> Any:
 
 
 # ---- __array_function__ and methods -------------------------------------------------------------
-def function_call(op, args: tuple, kwargs: dict) -> Any:
-    """Dispatch a NumPy function call whose arguments contain BatchedTensors."""
+def function_call(op, args: tuple, kwargs: dict, like: Any = None) -> Any:
+    """Dispatch a NumPy function call whose arguments contain BatchedTensors.
+
+    ``like``: the object whose ``__array_function__`` NumPy called (``self``)."""
     level = scan_level(args)
     if kwargs:
         level = scan_level(kwargs, level)
     if level is None:  # e.g. np.zeros(3, like=x): nothing batched reaches the op
-        return op(*args, **kwargs)
+        return _like_call(op, args, kwargs, like)
     entry = REGISTRY.get(op)
     if entry is None:
         return _loop(op, args, kwargs, level)
@@ -159,6 +161,19 @@ def function_call(op, args: tuple, kwargs: dict) -> Any:
         if _RECORDERS:
             _record(op, "loop")
         return _loop(op, args, kwargs, level, record=False)
+
+
+def _like_call(op, args: tuple, kwargs: dict, like: Any) -> Any:
+    """``np.zeros(3, like=x)``: NumPy removed ``like=`` and nothing batched reaches ``op``.
+
+    The per-example result does not depend on the batch, so it is unbatched; it is created on
+    ``x``'s physical backend (``like=`` the physical array under every level)."""
+    if type(like) is not BatchedTensor:
+        return op(*args, **kwargs)
+    like._level.check_alive()
+    while type(like) is BatchedTensor:
+        like = like._value
+    return op(*args, like=like, **kwargs)
 
 
 def _needs_loop(binder, params, values, extra, extra_kw, level) -> bool:
@@ -378,11 +393,11 @@ def truth_value(x: BatchedTensor) -> bool:
         return True
     if not bool(np.any(value)):
         return False
-    raise BatchingError(
+    raise ControlFlowError(
         "data-dependent control flow: bool() of a batched value is True for some examples and "
         "False for others, so a Python `if`/`while` on it would take different branches per "
         "example. Compute both branches and select with np.where(cond, a, b), or pass "
-        "control_flow='loop' to bt.vmap to rerun the function per example."
+        "control_flow='loop' to bt.vmap to rerun the function per example.", x._level
     )
 
 

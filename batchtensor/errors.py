@@ -15,6 +15,16 @@ class BatchingError(RuntimeError):
     """
 
 
+class ControlFlowError(BatchingError):
+    """``bool()`` of a batched value whose examples disagree: a Python ``if``/``while`` on it
+    would take different branches per example. ``level`` is the vmap level that disagrees
+    (``vmap(..., control_flow="loop")`` catches it for its own level and reruns per example)."""
+
+    def __init__(self, message: str, level=None):
+        super().__init__(message)
+        self.level = level
+
+
 class EscapedBatchedTensorError(BatchingError):
     """A BatchedTensor was used after the vmap level it belongs to had closed."""
 

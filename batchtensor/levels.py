@@ -11,7 +11,8 @@ import numpy as np
 
 from .errors import BatchingError, EscapedBatchedTensorError
 
-__all__ = ["Level", "vmap_level", "current_level", "active_levels"]
+__all__ = ["Level", "vmap_level", "current_level", "active_levels", "random_scope",
+           "RandomSession"]
 
 _ids = itertools.count(1)  # itertools.count is atomic under the GIL: ids are unique across threads
 _state = threading.local()
@@ -30,13 +31,18 @@ def _stack() -> list:
 class Level:
     """One vmap level: its id (higher = inner), batch size and randomness mode.
 
+    ``offset`` is the index of this level's first example in the whole batch of its ``vmap``
+    call (non-zero for the chunks of ``chunk_size`` and the per-example reruns of
+    ``control_flow="loop"``): ``bt.random`` keys every example's stream by its global index, so
+    that a draw does not depend on how the batch was split.
+
     A level is *alive* while its ``vmap_level()`` block (or ``vmap`` call) runs; a BatchedTensor
     of a closed level raises an "escaped its vmap level" error when used.
     """
 
-    __slots__ = ("id", "size", "alive", "randomness", "__weakref__")
+    __slots__ = ("id", "size", "alive", "randomness", "offset", "like", "__weakref__")
 
-    def __init__(self, size: int | None = None, randomness: str = "error"):
+    def __init__(self, size: int | None = None, randomness: str = "error", offset: int = 0):
         if randomness not in _RANDOMNESS:
             raise ValueError(
                 f"vmap: randomness must be one of {_RANDOMNESS}, got {randomness!r}"
@@ -45,6 +51,8 @@ class Level:
         self.size = size
         self.alive = True
         self.randomness = randomness
+        self.offset = offset
+        self.like = None  # a physical input (its backend is where bt.random draws)
 
     def __repr__(self) -> str:
         state = "alive" if self.alive else "closed"
@@ -94,8 +102,69 @@ def current_level() -> Level | None:
     return stack[-1] if stack else None
 
 
+class RandomSession:
+    """Where ``bt.random`` draws are in the program, for one outermost vmap call (per thread).
+
+    Every batch-aware draw takes the next ``tick``. Each ``vmap`` call (at any depth) rewinds the
+    tick to where it started before each of its chunks / per-example reruns, so the n-th draw of
+    ``f`` gets the same key however the batch is split. ``epochs`` gives each generator used in
+    the session one fresh epoch, so two separate vmap calls draw different numbers.
+    """
+
+    __slots__ = ("tick", "epochs", "pinned")
+
+    def __init__(self) -> None:
+        self.tick = 0
+        self.epochs: dict = {}
+        self.pinned = False  # held by a random_scope: outlives the levels opened inside it
+
+
+class _Scope:
+    __slots__ = ("session", "start", "end")
+
+    def __init__(self, session: RandomSession):
+        self.session = session
+        self.start = self.end = session.tick
+
+    def rewind(self) -> None:
+        """Start one more pass over the same examples' draws (a chunk, a rerun)."""
+        s = self.session
+        self.end = max(self.end, s.tick)
+        s.tick = self.start
+
+
+def current_session() -> RandomSession:
+    """This thread's random session, created on first use; the outermost level (or the
+    random_scope that pinned it) ends it."""
+    session = getattr(_state, "session", None)
+    if session is None:
+        session = _state.session = RandomSession()
+    return session
+
+
 @contextmanager
-def vmap_level(size: int | None = None, *, randomness: str = "error") -> Iterator[Level]:
+def random_scope() -> Iterator[_Scope]:
+    """Join (or open) this thread's random session for one vmap call whose examples may run in
+    several passes (chunks, per-example reruns); it stays alive across those passes."""
+    session = getattr(_state, "session", None)
+    owner = session is None
+    if owner:
+        session = _state.session = RandomSession()
+    pinned = session.pinned
+    session.pinned = True
+    scope = _Scope(session)
+    try:
+        yield scope
+    finally:
+        session.tick = max(scope.end, session.tick)
+        session.pinned = pinned
+        if owner and not _stack():
+            _state.session = None
+
+
+@contextmanager
+def vmap_level(size: int | None = None, *, randomness: str = "error",
+               offset: int = 0) -> Iterator[Level]:
     """Open a vmap level by hand (functorch's manual form).
 
     Inside the block, ``bt.BatchedTensor(x, bdim=...)`` wraps arrays at this level; the level's
@@ -113,8 +182,9 @@ def vmap_level(size: int | None = None, *, randomness: str = "error") -> Iterato
         size = int(size)
         if size < 0:
             raise ValueError(f"vmap_level: size must be >= 0, got {size}")
-    level = Level(size, randomness)
+    level = Level(size, randomness, offset)
     stack = _stack()
+    outermost = not stack
     stack.append(level)
     try:
         yield level
@@ -123,6 +193,10 @@ def vmap_level(size: int | None = None, *, randomness: str = "error") -> Iterato
         # Remove this level even if inner levels were left open by a generator or an error.
         if level in stack:
             del stack[stack.index(level):]
+        if outermost:  # the random session (if bt.random made one) ends with the vmap call
+            session = getattr(_state, "session", None)
+            if session is not None and not session.pinned:
+                _state.session = None
 
 
 def check_size_known(level: Level, op: str) -> int:

@@ -30,15 +30,6 @@ _SCALAR_TYPES = frozenset({int, float, complex, bool, np.float64, np.float32, np
                            np.int64, np.int32, np.int16, np.int8, np.uint8, np.uint16,
                            np.uint32, np.uint64, np.bool_, np.complex128, np.complex64})
 
-_CONVERSION_HELP = (
-    "Converting would drop the batch axis (every example would see the whole batch). "
-    "Common causes and fixes: np.array/np.asarray on a batched value (use the value as it is, "
-    "or np.stack for a list of them); indexing a plain array with a batched index (use "
-    "np.take(a, idx, axis=...) or np.take_along_axis); writing a batched value into an array "
-    "created inside the function (create it with np.zeros_like(x), or np.zeros(shape, like=x) "
-    "and then write); a NumPy function that is not dispatched (see docs/semantics.md)."
-)
-
 
 class BatchedTensor:
     """A batch of arrays that looks like a single example.
@@ -224,7 +215,11 @@ class BatchedTensor:
 
     # ---- conversions that would drop the batch axis ----------------------------------------
     def _no_conversion(self, what: str):
-        raise TypeError(f"{what} on a BatchedTensor is not allowed. {_CONVERSION_HELP}")
+        from .diagnostics import conversion_message  # noqa: PLC0415  (error path only)
+
+        err = TypeError(conversion_message(what))
+        err.batchtensor_conversion = True  # vmap unwraps NumPy's "setting an array element" wrap
+        raise err
 
     def __array__(self, dtype=None, copy=None):
         self._no_conversion("Converting to a NumPy array (__array__)")
@@ -261,7 +256,7 @@ class BatchedTensor:
         for t in types:
             if t is not BatchedTensor and not _dispatch.is_physical_type(t):
                 return NotImplemented
-        return _dispatch.function_call(func, args, kwargs)
+        return _dispatch.function_call(func, args, kwargs, self)
 
     # ---- ndarray methods (routed through the same dispatcher as the NumPy functions) ---------
     def sum(self, *args, **kwargs):

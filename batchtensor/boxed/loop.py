@@ -109,6 +109,14 @@ def loop_call(op, args: tuple, kwargs: dict, level) -> Any:
             f"{name} has no batch rule and the per-example loop fallback cannot run with batch "
             f"size 0: it learns the output shape from the examples, and there are none."
         )
+    out = kwargs.get("out")
+    if out is not None:
+        for o in (out if isinstance(out, tuple) else (out,)):
+            if o is not None and not (type(o) is BatchedTensor and o._level is level):
+                # Every example would write into the same array: the last one would win.
+                from .pointwise import unbatched_out_error  # noqa: PLC0415
+
+                raise unbatched_out_error(name)
     results = []
     sources: dict = {}
     frozen = _freeze_unbatched((args, kwargs), level)

@@ -1,6 +1,7 @@
 """C-style batch rules, one module per op family. Importing this package registers them."""
 
 from . import (  # noqa: F401
+    creation,
     elementwise,
     fft,
     indexing,

@@ -575,6 +575,11 @@ def fill_rule(x, x_bdim, value, value_bdim):
     if value_bdim is None:
         ndarray_fill(x, value)
         return None, None
+    if x_bdim is None:
+        raise BatchingError(
+            "ndarray.fill: cannot fill the array (not batched at this vmap level, so shared by "
+            "every example) with a value that differs per example. Create the array batched: "
+            "np.full_like(value, value, shape=...).")
     if logical_rank(value, value_bdim) != 0:
         raise ValueError("fill: the value must be a scalar (one per example)")
     target = move_bdim_to_front(x, x_bdim)
@@ -812,7 +817,7 @@ def putmask_rule(a, a_bdim, /, mask, mask_bdim, values, values_bdim):
     lshape = tuple(target.shape[1:])
     _, where = _mask_front(mask, mask_bdim, lshape)
     if _is_scalar(values) and values_bdim is None:
-        np.copyto(target, values, where=where)
+        np.copyto(target, values, casting="unsafe", where=where)  # putmask casts like setitem
         return None, None
     vflat = _flat_front(values, values_bdim)
     if not vflat.shape[1]:

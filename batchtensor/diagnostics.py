@@ -1,0 +1,138 @@
+"""Error messages that point at the user's own line.
+
+Conversions of a BatchedTensor (``__array__``, ``float()``...) are called from C inside NumPy,
+so the Python frame above them is the user's (or a NumPy Python function such as ``np.full``).
+Reading that frame lets the message quote the line and recognise the most common mistake:
+writing a batched value into a plain array (``out = np.zeros(3); out[0] = x``).
+"""
+
+from __future__ import annotations
+
+import dis
+import linecache
+import os
+import sys
+from typing import Any
+
+import numpy as np
+
+__all__ = ["user_site", "conversion_message", "user_stacklevel"]
+
+_PKG = os.path.dirname(os.path.abspath(__file__))
+_NUMPY = os.path.dirname(os.path.abspath(np.__file__))
+_STORE = dis.opmap.get("STORE_SUBSCR")
+
+_HELP = (
+    "Converting would drop the batch axis (every example would see the whole batch). "
+    "Common causes and fixes: np.array/np.asarray on a batched value (use the value as it is, "
+    "or np.stack for a list of them); indexing a plain array with a batched index (a[idx] "
+    "and np.take(a, idx) do not dispatch on the index: use np.take_along_axis(a, idx, axis), "
+    "which does); writing a batched value into a plain "
+    "array created inside the function (create it batched: np.zeros_like(x, shape=...)); a "
+    "numpy.random Generator method given a batched parameter (use bt.random.default_rng(...), "
+    "which is batch-aware); a NumPy function that is not dispatched (see docs/semantics.md)."
+)
+
+
+def _frames(depth: int):
+    try:
+        f = sys._getframe(depth + 1)
+    except ValueError:
+        return
+    while f is not None:
+        yield f
+        f = f.f_back
+
+
+def _inside(path: str, root: str) -> bool:
+    return os.path.abspath(path).startswith(root + os.sep)
+
+
+def user_site(depth: int = 1) -> tuple[Any, list[str]]:
+    """The first frame outside batchtensor and NumPy, and the NumPy functions passed through."""
+    numpy_funcs = []
+    for f in _frames(depth):
+        fn = f.f_code.co_filename
+        if _inside(fn, _PKG):
+            continue
+        if _inside(fn, _NUMPY):
+            numpy_funcs.append(f.f_code.co_name)
+            continue
+        return f, numpy_funcs
+    return None, numpy_funcs
+
+
+def user_stacklevel() -> int:
+    """``stacklevel`` for ``warnings.warn`` called in batchtensor: the first frame outside it."""
+    level = 1
+    f = sys._getframe(1)
+    while f is not None and _inside(f.f_code.co_filename, _PKG):
+        f = f.f_back
+        level += 1
+    return level
+
+
+def _where(f) -> str:
+    line = linecache.getline(f.f_code.co_filename, f.f_lineno).strip()
+    loc = f"{os.path.basename(f.f_code.co_filename)}:{f.f_lineno}"
+    return f"`{line}` ({loc})" if line else loc
+
+
+def _store_target_name(f) -> str | None:
+    """The variable subscripted by the STORE_SUBSCR running in frame ``f`` (``out`` in
+    ``out[i] = v``), read from the bytecode: walk back over the key's instructions."""
+    try:
+        instrs = list(dis.get_instructions(f.f_code))
+        i = next(k for k, ins in enumerate(instrs) if ins.offset == f.f_lasti)
+        need = 1  # the key: one value on the stack
+        i -= 1
+        while i >= 0 and need > 0:
+            ins = instrs[i]
+            arg = ins.arg if ins.opcode >= dis.HAVE_ARGUMENT else None
+            need -= dis.stack_effect(ins.opcode, arg)
+            i -= 1
+    except (StopIteration, ValueError):
+        return None
+    if need != 0 or i < 0:
+        return None
+    ins = instrs[i]
+    if ins.opname in ("LOAD_FAST", "LOAD_NAME", "LOAD_GLOBAL", "LOAD_DEREF", "LOAD_CLOSURE"):
+        return ins.argval
+    return None
+
+
+def _store_target(f) -> str:
+    """``name (numpy.ndarray of shape (3,), float64)`` for ``name[...] = ...``."""
+    name = _store_target_name(f)
+    if name is None:
+        return ""
+    obj = f.f_locals.get(name, f.f_globals.get(name))
+    shape = getattr(obj, "shape", None)
+    if shape is not None and hasattr(obj, "dtype"):
+        return (f"{name!r} (a plain {type(obj).__module__.split('.')[0]}."
+                f"{type(obj).__name__} of shape {tuple(shape)}, {obj.dtype})")
+    return repr(name)
+
+
+def conversion_message(what: str, depth: int = 2) -> str:
+    """The message for converting a BatchedTensor, naming the user's line when it can."""
+    f, numpy_funcs = user_site(depth)
+    if f is None:
+        return f"{what} on a BatchedTensor is not allowed. {_HELP}"
+    if not numpy_funcs and _STORE is not None and f.f_code.co_code[f.f_lasti] == _STORE:
+        target = _store_target(f) or "the target"
+        return (
+            f"cannot write a batched value or index into {target} at {_where(f)}: that array "
+            f"is plain "
+            f"(not batched), so it is shared by every example and cannot hold a different value "
+            f"per example ({what} on a BatchedTensor is not allowed). Create the target batched "
+            f"inside the function instead, e.g. out = np.zeros_like(x, shape=(...), dtype=...) "
+            f"with x any batched value (np.zeros(shape) and np.zeros(shape, like=x) are plain), "
+            f"or collect the values and np.stack them."
+        )
+    via = f" inside numpy.{numpy_funcs[-1]}" if numpy_funcs else ""
+    extra = ""
+    if numpy_funcs and numpy_funcs[-1] == "full":
+        extra = (" np.full(shape, value) does not dispatch on a batched value: use "
+                 "np.full_like(value, value, shape=shape).")
+    return f"{what} on a BatchedTensor{via} is not allowed, at {_where(f)}.{extra} {_HELP}"

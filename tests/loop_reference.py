@@ -1,0 +1,68 @@
+"""The ground truth for vmap: a plain Python loop over the examples (DESIGN §1).
+
+``loop_vmap(f, in_axes, out_axes)`` has vmap's signature and composes the same way (nesting),
+but calls ``f`` once per example on views of the inputs and stacks the results.
+"""
+
+from __future__ import annotations
+
+from typing import Any, Callable
+
+import numpy as np
+
+from batchtensor.pytree import broadcast_prefix, flatten, unflatten
+
+
+def _select(x, ax, i):
+    return x[(slice(None),) * ax + (i,)]
+
+
+def loop_vmap(f: Callable, in_axes: Any = 0, out_axes: Any = 0, *,
+              axis_size: int | None = None) -> Callable:
+    def run(*args):
+        leaves, td = flatten(args)
+        if in_axes is None or isinstance(in_axes, int):
+            axes = [in_axes] * len(leaves)
+        else:
+            axes = broadcast_prefix(tuple(in_axes), args, "in_axes", "args")
+        axes = [None if a is None else a % np.ndim(x) for x, a in zip(leaves, axes)]
+        sizes = {np.shape(x)[a] for x, a in zip(leaves, axes) if a is not None}
+        n = sizes.pop() if sizes else axis_size
+        if n is None or n == 0:
+            raise ValueError("loop_vmap needs a known, non-zero batch size")
+        results = []
+        for i in range(n):
+            ex = [x if a is None else _select(x, a, i) for x, a in zip(leaves, axes)]
+            results.append(f(*unflatten(td, ex)))
+        outs, otd = flatten(results[0])
+        cols = [flatten(r)[0] for r in results]
+        if out_axes is None or isinstance(out_axes, int):
+            oaxes = [out_axes] * len(outs)
+        else:
+            oaxes = broadcast_prefix(out_axes, results[0], "out_axes", "output")
+        stacked = []
+        for j, ax in enumerate(oaxes):
+            col = [np.asarray(c[j]) for c in cols]
+            stacked.append(col[0] if ax is None else np.stack(col, axis=ax))
+        return unflatten(otd, stacked)
+
+    return run
+
+
+def assert_same(got: Any, want: Any, rtol: float | None = None) -> None:
+    """Same tree, shapes, dtypes; integers and booleans exact, floats to rounding, NaN where
+    NaN."""
+    gl, gtd = flatten(got)
+    wl, wtd = flatten(want)
+    assert len(gl) == len(wl), (got, want)
+    for g, w in zip(gl, wl):
+        g, w = np.asarray(g), np.asarray(w)
+        assert g.shape == w.shape, (g.shape, w.shape)
+        assert g.dtype == w.dtype, (g.dtype, w.dtype)
+        if w.dtype.kind in "fc":
+            tol = rtol if rtol is not None else (1e-4 if w.dtype.itemsize <= 8 and
+                                                 w.dtype in (np.float32, np.complex64)
+                                                 else 1e-10)
+            np.testing.assert_allclose(g, w, rtol=tol, atol=tol, equal_nan=True)
+        else:
+            np.testing.assert_array_equal(g, w)

@@ -1,0 +1,341 @@
+"""bt.random: reproducible per-example streams under vmap(randomness=...)."""
+
+from __future__ import annotations
+
+import threading
+import warnings
+
+import numpy as np
+import pytest
+
+import batchtensor as bt
+from batchtensor.random import philox4x32
+
+# method name -> a call on a bt.random Generator (one example's draw)
+DRAWS = {
+    "random": lambda g: g.random(size=(2, 3)),
+    "random_f32": lambda g: g.random(size=4, dtype=np.float32),
+    "standard_normal": lambda g: g.standard_normal(size=5),
+    "normal": lambda g: g.normal(1.0, 2.0, size=(3,)),
+    "uniform": lambda g: g.uniform(-1.0, 3.0, size=4),
+    "integers": lambda g: g.integers(-5, 7, size=6),
+    "integers_endpoint": lambda g: g.integers(0, 3, size=6, dtype=np.uint8, endpoint=True),
+    "choice": lambda g: g.choice(10, size=4),
+    "choice_p": lambda g: g.choice(4, size=5, p=[0.1, 0.0, 0.6, 0.3]),
+    "choice_noreplace": lambda g: g.choice(8, size=3, replace=False),
+    "choice_array": lambda g: g.choice(np.arange(10.0).reshape(5, 2), size=2, axis=0),
+    "permutation": lambda g: g.permutation(6),
+    "permutation_array": lambda g: g.permutation(np.arange(12).reshape(3, 4), axis=1),
+    "binomial": lambda g: g.binomial(40, 0.3, size=5),
+    "scalar": lambda g: g.normal(),
+}
+
+
+def run(draw, n, seed=0, **kw):
+    rng = bt.random.default_rng(seed)
+    return bt.vmap(lambda x: draw(rng), **kw)(np.zeros(n))
+
+
+# ---- the Philox core ---------------------------------------------------------------------------
+def test_philox_known_answers():
+    # Random123's known-answer vectors for Philox4x32-10.
+    u = np.uint64
+    m = 0xFFFFFFFF
+    cases = [((0, 0, 0, 0), (0, 0), (0x6627E8D5, 0xE169C58D, 0xBC57AC4C, 0x9B00DBD8)),
+             ((m, m, m, m), (m, m), (0x408F276D, 0x41C83B0E, 0xA20BC7C6, 0x6D5451FD)),
+             ((0x243F6A88, 0x85A308D3, 0x13198A2E, 0x03707344), (0xA4093822, 0x299F31D0),
+              (0xD16CFE09, 0x94FDCCEB, 0x5001E420, 0x24126EA1))]
+    for ctr, key, want in cases:
+        got = philox4x32(tuple(u(c) for c in ctr), tuple(u(k) for k in key))
+        assert tuple(int(g) for g in got) == want
+
+
+# ---- outside vmap: the wrapped NumPy Generator -------------------------------------------------
+@pytest.mark.parametrize("name", sorted(DRAWS))
+def test_outside_vmap_matches_numpy(name):
+    got = DRAWS[name](bt.random.default_rng(7))
+    want = DRAWS[name](np.random.default_rng(7))
+    np.testing.assert_array_equal(got, want)
+    assert np.asarray(got).dtype == np.asarray(want).dtype
+
+
+def test_shuffle_outside_vmap_matches_numpy():
+    a, b = np.arange(10), np.arange(10)
+    bt.random.default_rng(3).shuffle(a)
+    np.random.default_rng(3).shuffle(b)
+    np.testing.assert_array_equal(a, b)
+
+
+# ---- randomness="error" ------------------------------------------------------------------------
+@pytest.mark.parametrize("name", sorted(DRAWS))
+def test_error_mode_raises_naming_the_call(name):
+    method = name.split("_")[0] if name not in ("standard_normal",) else name
+    method = {"scalar": "normal"}.get(method, method)
+    with pytest.raises(bt.BatchingError, match=rf"Generator\.{method}.*randomness='error'"):
+        run(DRAWS[name], 3)
+
+
+def test_error_mode_in_manual_level():
+    rng = bt.random.default_rng(0)
+    with bt.vmap_level(3):
+        with pytest.raises(bt.BatchingError, match="randomness='error'"):
+            rng.random()
+
+
+# ---- randomness="different" --------------------------------------------------------------------
+@pytest.mark.parametrize("name", sorted(DRAWS))
+def test_different_is_independent_of_batch_size_and_chunks(name):
+    draw = DRAWS[name]
+    full = run(draw, 7, randomness="different")
+    assert full.shape[0] == 7
+    assert not all(np.array_equal(full[0], full[i]) for i in range(1, 7)), "examples agree"
+    for n in (1, 3):
+        np.testing.assert_array_equal(run(draw, n, randomness="different"), full[:n])
+    for chunk in (1, 2, 3):
+        np.testing.assert_array_equal(run(draw, 7, randomness="different", chunk_size=chunk),
+                                      full)
+
+
+@pytest.mark.parametrize("name", ["random", "integers", "permutation", "binomial", "choice_p"])
+def test_different_matches_numpy_dtype_and_shape(name):
+    got = run(DRAWS[name], 3, randomness="different")
+    want = np.asarray(DRAWS[name](np.random.default_rng(0)))
+    assert got.shape == (3,) + want.shape and got.dtype == want.dtype
+
+
+def test_same_seed_reproduces_and_new_calls_draw_new_numbers():
+    rng = bt.random.default_rng(11)
+    f = bt.vmap(lambda x: x + rng.random(3), randomness="different")
+    a, b = f(np.zeros(4)), f(np.zeros(4))
+    assert not np.array_equal(a, b)  # a second vmap call draws fresh numbers
+    rng2 = bt.random.default_rng(11)
+    f2 = bt.vmap(lambda x: x + rng2.random(3), randomness="different")
+    np.testing.assert_array_equal(f2(np.zeros(4)), a)
+    np.testing.assert_array_equal(f2(np.zeros(4)), b)
+
+
+def test_two_draws_in_one_function_differ():
+    rng = bt.random.default_rng(0)
+    a, b = bt.vmap(lambda x: (rng.random(4), rng.random(4)), randomness="different")(np.zeros(3))
+    assert not np.array_equal(a, b)
+
+
+def test_nested_different_gives_every_example_its_own_draw():
+    rng = bt.random.default_rng(0)
+    inner = bt.vmap(lambda x: x + rng.random(), randomness="different")
+    out = bt.vmap(inner, randomness="different")(np.zeros((4, 5)))
+    assert len(np.unique(out)) == 20
+    rng = bt.random.default_rng(0)
+    inner = bt.vmap(lambda x: x + rng.random(), randomness="different")
+    chunked = bt.vmap(inner, randomness="different", chunk_size=3)(np.zeros((4, 5)))
+    np.testing.assert_array_equal(out, chunked)
+
+
+def test_nested_same_and_different():
+    def both(outer, inner):
+        rng = bt.random.default_rng(0)
+        f = bt.vmap(lambda x: x + rng.random(), randomness=inner)
+        return bt.vmap(f, randomness=outer)(np.zeros((3, 4)))
+
+    out = both("same", "different")
+    assert (out == out[0]).all() and len(np.unique(out[0])) == 4
+    out = both("different", "same")
+    assert (out == out[:, :1]).all() and len(np.unique(out[:, 0])) == 3
+    out = both("same", "same")
+    assert (out == out[0, 0]).all()
+
+
+# ---- randomness="same" -------------------------------------------------------------------------
+@pytest.mark.parametrize("name", sorted(DRAWS))
+def test_same_draws_once_for_the_whole_batch(name):
+    out = run(DRAWS[name], 5, randomness="same")
+    for i in range(1, 5):
+        np.testing.assert_array_equal(out[i], out[0])
+    np.testing.assert_array_equal(run(DRAWS[name], 5, randomness="same", chunk_size=2), out)
+
+
+# ---- batched parameters ------------------------------------------------------------------------
+def test_batched_loc_and_scale():
+    loc, scale = np.arange(4.0), np.array([0.5, 1.0, 2.0, 3.0])
+    got = bt.vmap(lambda m, s: bt.random.default_rng(5).normal(m, s, size=3),
+                  randomness="different")(loc, scale)
+    z = bt.vmap(lambda m: bt.random.default_rng(5).standard_normal(3),
+                randomness="different")(loc)
+    np.testing.assert_allclose(got, loc[:, None] + scale[:, None] * z)
+    same = bt.vmap(lambda m: bt.random.default_rng(5).normal(m, 1.0), randomness="same")(loc)
+    np.testing.assert_allclose(same - loc, same[0] - loc[0])
+
+
+def test_batched_integer_bounds_and_binomial_n():
+    hi = np.array([1, 2, 5, 1000])
+    out = bt.vmap(lambda h: bt.random.default_rng(0).integers(0, h, size=200),
+                  randomness="different")(hi)
+    assert (out >= 0).all() and (out < hi[:, None]).all()
+    assert (out[0] == 0).all() and set(np.unique(out[1])) == {0, 1}
+    n = np.array([0, 1, 7, 70])
+    counts = bt.vmap(lambda k: bt.random.default_rng(0).binomial(k, 0.5, size=50),
+                     randomness="different")(n)
+    assert (counts >= 0).all() and (counts <= n[:, None]).all() and (counts[0] == 0).all()
+    # The draw for one example does not depend on the largest n in the batch.
+    alone = bt.vmap(lambda k: bt.random.default_rng(0).binomial(k, 0.5, size=50),
+                    randomness="different")(n[:3])
+    np.testing.assert_array_equal(alone, counts[:3])
+
+
+def test_batched_population_and_probabilities():
+    pop = np.arange(12.0).reshape(3, 4)
+    got = bt.vmap(lambda a: bt.random.default_rng(0).choice(a, size=2, replace=False),
+                  randomness="different")(pop)
+    for row, g in zip(pop, got):
+        assert set(g) <= set(row) and len(set(g)) == 2
+    p = np.array([[1.0, 0.0, 0.0], [0.0, 0.0, 1.0]])
+    got = bt.vmap(lambda q: bt.random.default_rng(0).choice(3, size=6, p=q),
+                  randomness="different")(p)
+    np.testing.assert_array_equal(got, [[0] * 6, [2] * 6])
+
+
+def test_shuffle_in_place_per_example():
+    xs = np.tile(np.arange(6), (4, 1))
+
+    def f(x):
+        bt.random.default_rng(1).shuffle(x)
+        return x
+
+    out = bt.vmap(f, randomness="different")(xs)
+    assert out is not None and (np.sort(xs, axis=1) == np.arange(6)).all()
+    assert len({tuple(r) for r in xs}) > 1  # written in place, differently per example
+
+
+def test_shuffle_of_shared_array_raises_naming_it():
+    def f(x):
+        a = np.arange(5)
+        bt.random.default_rng(1).shuffle(a)
+        return x
+
+    with pytest.raises(bt.BatchingError, match=r"shuffle: x .* not batched"):
+        bt.vmap(f, randomness="different")(np.zeros(3))
+
+
+# ---- distributions (loose statistical sanity: a broken transform is far outside) ---------------
+def test_distribution_moments():
+    n = 4000
+    rng = bt.random.default_rng(123)
+    u, z, k, b = bt.vmap(lambda x: (rng.random(), rng.normal(2.0, 3.0), rng.integers(0, 10),
+                                    rng.binomial(20, 0.25)), randomness="different")(np.zeros(n))
+    assert 0 <= u.min() and u.max() < 1 and abs(u.mean() - 0.5) < 0.03
+    assert abs(z.mean() - 2.0) < 0.2 and abs(z.std() - 3.0) < 0.2
+    counts = np.bincount(k, minlength=10)
+    assert counts.min() > 300 and counts.max() < 500
+    assert abs(b.mean() - 5.0) < 0.2 and abs(b.var() - 3.75) < 0.5
+    c = bt.vmap(lambda x: rng.choice(3, p=[0.2, 0.5, 0.3]), randomness="different")(np.zeros(n))
+    np.testing.assert_allclose(np.bincount(c) / n, [0.2, 0.5, 0.3], atol=0.03)
+    perms = bt.vmap(lambda x: rng.permutation(3), randomness="different")(np.zeros(n))
+    firsts = np.bincount(perms[:, 0], minlength=3) / n
+    np.testing.assert_allclose(firsts, [1 / 3] * 3, atol=0.03)
+    assert (np.sort(perms, axis=1) == np.arange(3)).all()
+
+
+def test_float32_and_bool_dtypes():
+    r = run(lambda g: g.random(100, dtype=np.float32), 3, randomness="different")
+    assert r.dtype == np.float32 and (r < 1).all() and (r >= 0).all()
+    b = run(lambda g: g.integers(0, 2, size=50, dtype=bool), 3, randomness="different")
+    assert b.dtype == bool and b.any() and not b.all()
+    e = run(lambda g: g.integers(5, 5, size=4, endpoint=True), 3, randomness="different")
+    assert (e == 5).all()
+
+
+# ---- argument errors (the same exception types as NumPy) ---------------------------------------
+@pytest.mark.parametrize("call, exc", [
+    (lambda g: g.normal(0.0, -1.0), ValueError),
+    (lambda g: g.integers(5, 5), ValueError),
+    (lambda g: g.integers(0, 300, dtype=np.uint8), ValueError),
+    (lambda g: g.choice(3, p=[0.5, 0.2, 0.2]), ValueError),
+    (lambda g: g.choice(3, size=4, replace=False), ValueError),
+    (lambda g: g.choice(3, p=[0.5, 0.5]), ValueError),
+    (lambda g: g.binomial(-1, 0.5), ValueError),
+    (lambda g: g.binomial(3, 1.5), ValueError),
+    (lambda g: g.normal(size=(2,), loc=np.zeros(3)), ValueError),
+])
+def test_argument_errors_match_numpy(call, exc):
+    with pytest.raises(exc):
+        call(np.random.default_rng(0))
+    with pytest.raises(exc):
+        run(call, 2, randomness="different")
+
+
+def test_batched_invalid_parameter_in_one_example_raises():
+    with pytest.raises(ValueError, match="scale < 0"):
+        bt.vmap(lambda s: bt.random.default_rng(0).normal(0.0, s), randomness="different")(
+            np.array([1.0, -1.0]))
+
+
+def test_methods_without_batch_rules_refuse_inside_vmap():
+    rng = bt.random.default_rng(0)
+    assert np.isfinite(rng.exponential())  # outside: the wrapped generator
+    with pytest.raises(bt.BatchingError, match=r"Generator\.exponential is not batch-aware"):
+        bt.vmap(lambda x: rng.exponential(), randomness="different")(np.zeros(2))
+
+
+# ---- plain NumPy randomness inside vmap --------------------------------------------------------
+def test_plain_numpy_generator_draws_one_shared_sample():
+    # Documented: NumPy's random functions take no arrays, so NumPy never dispatches them.
+    rng = np.random.default_rng(0)
+    out = bt.vmap(lambda x: x + rng.normal(size=x.shape))(np.zeros((4, 3)))
+    assert (out == out[0]).all()
+
+
+def test_batched_parameter_to_numpy_generator_points_at_bt_random():
+    rng = np.random.default_rng(0)
+    with pytest.raises(TypeError, match=r"bt\.random\.default_rng"):
+        bt.vmap(lambda x: rng.normal(loc=x))(np.zeros(3))
+
+
+# ---- control_flow="loop" reruns draw the same numbers ------------------------------------------
+def test_loop_rerun_draws_the_same_numbers():
+    def f(x):
+        noise = bt.random.default_rng(4).random(3)
+        if x > 0:
+            return noise + x
+        return noise - x
+
+    xs = np.array([1.0, -2.0, 3.0, -4.0])
+    with pytest.warns(bt.PerformanceWarning, match="control_flow='loop'"):
+        got = bt.vmap(f, randomness="different", control_flow="loop")(xs)
+    noise = bt.vmap(lambda x: bt.random.default_rng(4).random(3), randomness="different")(xs)
+    np.testing.assert_array_equal(got, noise + np.abs(xs)[:, None])
+
+
+# ---- threads -----------------------------------------------------------------------------------
+def test_threads_reproduce_serial_draws():
+    def work(seed):
+        rng = bt.random.default_rng(seed)
+        f = bt.vmap(lambda x: x + rng.normal(size=x.shape), randomness="different",
+                    chunk_size=3)
+        return [f(np.zeros((10, 4))) for _ in range(5)]
+
+    serial = [work(s) for s in range(8)]
+    results = [None] * 8
+
+    def target(i):
+        results[i] = work(i)
+
+    threads = [threading.Thread(target=target, args=(i,)) for i in range(8)]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join()
+    for a, b in zip(serial, results):
+        for x, y in zip(a, b):
+            np.testing.assert_array_equal(x, y)
+
+
+def test_default_rng_accepts_numpy_seeds():
+    g = bt.random.default_rng(np.random.SeedSequence(3))
+    assert bt.random.default_rng(g) is g
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        h = bt.random.default_rng(np.random.default_rng(3))
+    np.testing.assert_array_equal(g.random(3), np.random.default_rng(3).random(3))
+    assert isinstance(h.numpy, np.random.Generator)
+    out = bt.vmap(lambda x: h.random(), randomness="different")(np.zeros(3))
+    assert len(set(out)) == 3
