@@ -170,6 +170,7 @@ def _trace(base: Callable, plan: _Plan, g: Graph, kwargs: dict) -> list:
     tv = plan.take([s.trace for s in symbols])
     sv = plan.take([s.shadow for s in symbols])
     leaves: list = []
+    leaves_in = leaves
     graph_inputs = []
     for i, (leaf, a, b) in enumerate(zip(plan.leaves, tv, sv)):
         if not plan.maps[i]:
@@ -193,6 +194,7 @@ def _trace(base: Callable, plan: _Plan, g: Graph, kwargs: dict) -> list:
         with vmap_level() as level:
             src, p = symbols[k].source
             level.size = SymDim(symbols[k].trace, symbols[k].shadow, ("shape", src, p))
+            level.size.like = next(t for t in leaves_in if type(t) is TArray)
             wrapped = []
             for leaf, ax in zip(leaves, axes):
                 if ax is None:
@@ -268,6 +270,8 @@ def export(func: Callable, *example_args: Any, in_axes: Any = 0, out_axes: Any =
     out, graph_inputs = _trace(base, plan, g, kwargs)
 
     out_leaves, out_td = flatten(out)
+    if not out_leaves:
+        raise ExportError("bt.onnx.export: the function returns no arrays")
     if output_names is None:
         paths = leaf_paths(out)
         output_names = ["output" if not p else "output_" + "_".join(str(k) for k in p)

@@ -357,7 +357,9 @@ class Graph:
         """
         dt = np.dtype(dtype)
         out_dt = None if out is None else np.dtype(out)
-        pattrs = _key(attrs if probe_attrs is None else probe_attrs)
+        if probe_attrs is None:
+            probe_attrs = {k: (0 if k == "axis" else v) for k, v in attrs.items()}
+        pattrs = _key(probe_attrs)
 
         def ok(d):
             return has_kernel(op_type, (d.str,) * len(names), self.opset, pattrs, probe_extra,

@@ -133,8 +133,12 @@ class TArray(NDArrayOperatorsMixin):
         vs, ss = self.v.shape, self.s.shape
         if vs == ss:
             return vs
-        return tuple(a if a == b else SymDim(a, b, ("shape", self.name, i))
-                     for i, (a, b) in enumerate(zip(vs, ss)))
+        return tuple(a if a == b else self._sym(a, b, i) for i, (a, b) in enumerate(zip(vs, ss)))
+
+    def _sym(self, a: int, b: int, i: int) -> SymDim:
+        d = SymDim(a, b, ("shape", self.name, i))
+        d.like = self
+        return d
 
     @property
     def ndim(self) -> int:

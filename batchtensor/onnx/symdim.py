@@ -32,7 +32,9 @@ def is_sym(x: Any) -> bool:
 def _make(v: int, s: int, expr: tuple) -> Any:
     if v == s:
         return v  # the batch size cancelled out (n - n): a plain int
-    return SymDim(v, s, expr)
+    d = SymDim(v, s, expr)
+    d.like = next((x.like for x in expr[1:] if type(x) is SymDim), None)
+    return d
 
 
 def _binary(op: str, f):
@@ -79,6 +81,7 @@ class SymDim(int):
         self = int.__new__(cls, v)
         self.s = int(s)
         self.expr = expr  # ("shape", value name, axis) | (op, a, b) with op in + - * // %
+        self.like = None  # the recorded array the size was read from (see ensure_bdim)
         return self
 
     def __repr__(self) -> str:

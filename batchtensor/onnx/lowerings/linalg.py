@@ -9,7 +9,8 @@ import numpy as np
 
 from ..errors import UnsupportedOpError
 from ..recorder import lowering
-from ._common import BOOL, axes_of, ndim_of, refuse
+from ..symdim import SymDim
+from ._common import BOOL, axes_of, dims_of, ndim_of, refuse
 
 __all__: list = []
 
@@ -31,10 +32,22 @@ def _check_kw(kwargs: dict, allowed=("dtype", "casting", "order", "subok")) -> N
             raise refuse(f"the keyword {k}=")
 
 
+def _empty_product(g, out, *operands) -> str | None:
+    """onnxruntime's MatMul/Einsum fail on zero-size operands: an empty result, or a sum over
+    an empty axis, is all zeros of the result's shape."""
+    if any(d == 0 for d in out.dims if type(d) is not SymDim) or any(
+            d == 0 for x in operands for d in dims_of(x) if type(d) is not SymDim):
+        return g.fill(g.shape_tensor(out.dims), 0, out.dtype)
+    return None
+
+
 @lowering(np.matmul, onnx=("MatMul",))
 def lower_matmul(g, out, a, b, **kwargs):
     _check_kw(kwargs)
     dt = out.dtype
+    empty = _empty_product(g, out, a, b)
+    if empty is not None:
+        return empty
     return _mm(g, g.val(a, dt), g.val(b, dt), dt, ndim_of(a), ndim_of(b))
 
 
@@ -61,6 +74,9 @@ def _einsum_eq(eq: str) -> str:
 
 def _einsum(g, out, eq: str, operands) -> str:
     dt = out.dtype
+    empty = _empty_product(g, out, *operands)
+    if empty is not None:
+        return empty
     names = [g.val(x, dt) for x in operands]
     if dt == BOOL:
         raise refuse("einsum of booleans")
@@ -81,6 +97,9 @@ def lower_einsum(g, out, *operands, out_=None, dtype=None, order="K", casting="s
 def lower_dot(g, out, a, b, out_=None):
     dt = out.dtype
     ra, rb = ndim_of(a), ndim_of(b)
+    empty = _empty_product(g, out, a, b)
+    if empty is not None:
+        return empty
     if ra == 0 or rb == 0:
         return g.math("Mul", [g.val(a, dt), g.val(b, dt)], dt)
     if rb <= 2:
@@ -117,6 +136,9 @@ def lower_tensordot(g, out, a, b, axes=2):
 def lower_vecdot(g, out, x1, x2, **kwargs):
     _check_kw(kwargs)
     dt = out.dtype
+    empty = _empty_product(g, out, x1, x2)
+    if empty is not None:
+        return empty
     p = g.math("Mul", [g.val(x1, dt), g.val(x2, dt)], dt)
     return g.math("ReduceSum", [p], dt, extra=[g.i64([-1])], probe_extra=(("<i8", (0,)),),
                   keepdims=0)
@@ -126,6 +148,9 @@ def lower_vecdot(g, out, x1, x2, **kwargs):
 def lower_matvec(g, out, x1, x2, **kwargs):
     _check_kw(kwargs)
     dt = out.dtype
+    empty = _empty_product(g, out, x1, x2)
+    if empty is not None:
+        return empty
     v = g.node("Unsqueeze", [g.val(x2, dt), g.i64([-1])])
     return g.node("Squeeze", [_mm(g, g.val(x1, dt), v, dt, ndim_of(x1), 2), g.i64([-1])])
 
@@ -134,6 +159,9 @@ def lower_matvec(g, out, x1, x2, **kwargs):
 def lower_vecmat(g, out, x1, x2, **kwargs):
     _check_kw(kwargs)
     dt = out.dtype
+    empty = _empty_product(g, out, x1, x2)
+    if empty is not None:
+        return empty
     v = g.node("Unsqueeze", [g.val(x1, dt), g.i64([-2])])
     return g.node("Squeeze", [_mm(g, v, g.val(x2, dt), dt, 2, ndim_of(x2)), g.i64([-2])])
 
