@@ -60,7 +60,11 @@ def op_coverage(info, dtypes=COVERAGE_DTYPES, opset: int = 18) -> dict:
 
     counts: Counter = Counter()
     first: dict = {}
-    for dtype in [d for d in dtypes if any(np.dtype(d) == np.dtype(t) for t in info.dtypes)]:
+    chosen = [d for d in dtypes if any(np.dtype(d) == np.dtype(t) for t in info.dtypes)]
+    if not chosen:  # an entry for unusual dtypes only: its own first dtype, and float64
+        chosen = ([info.dtypes[0]] if np.dtype(info.dtypes[0]).kind in "biuf" else []) \
+            + [np.float64]
+    for dtype in chosen:
         try:
             groups = draw_examples(info, dtype, N_EXAMPLES)
         except Exception as e:  # noqa: BLE001

@@ -97,7 +97,8 @@ class Graph:
 
         arr = np.asarray(value) if dtype is None else np.asarray(value).astype(dtype)
         self.check_dtype(arr.dtype)
-        arr = np.ascontiguousarray(arr)
+        if not arr.flags.c_contiguous:
+            arr = arr.copy(order="C")
         key = (arr.dtype.str, arr.shape, arr.tobytes())
         name = self._consts.get(key)
         if name is None:
@@ -363,7 +364,7 @@ class Graph:
 
         def ok(d):
             return has_kernel(op_type, (d.str,) * len(names), self.opset, pattrs, probe_extra,
-                              None if out_dt is None else out_dt.str, rank)
+                              None if out_dt is None else out_dt.str, rank, n_out)
 
         if ok(dt):
             return self.node(op_type, list(names) + list(extra), n_out=n_out, **attrs)

@@ -34,7 +34,7 @@ def _ort():
 
 @lru_cache(maxsize=None)
 def has_kernel(op_type: str, dtypes: tuple, opset: int, attrs: tuple = (),
-               extra: tuple = (), out: str | None = None, rank: int = 1) -> bool:
+               extra: tuple = (), out: str | None = None, rank: int = 1, n_out: int = 1) -> bool:
     """Can onnxruntime run ``op_type`` on inputs of ``dtypes`` (then the ``extra`` constant
     inputs, given as ``(dtype str, values tuple)``), producing ``out`` (default: the last of
     ``dtypes``)?"""
@@ -52,7 +52,8 @@ def has_kernel(op_type: str, dtypes: tuple, opset: int, attrs: tuple = (),
         arr = np.array(vals, dtype=edt)
         inits.append(numpy_helper.from_array(arr, f"e{i}"))
         names.append(f"e{i}")
-    node = helper.make_node(op_type, names, ["y"], **dict(attrs))
+    node = helper.make_node(op_type, names, ["y"] + [f"y{i}" for i in range(1, n_out)],
+                            **dict(attrs))
     out_dt = np.dtype(out) if out is not None else dts[-1]
     graph = helper.make_graph(
         [node], "probe",

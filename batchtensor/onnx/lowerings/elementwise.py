@@ -196,7 +196,7 @@ def _float_divmod(g, a, b, dt):
     up = g.math("Greater", [g.math("Sub", [div, fl], dt), _c(g, 0.5, dt)], dt, out=BOOL)
     fl = g.where(up, g.math("Add", [fl, one], dt), fl, dt)
     q = g.math("Div", [a, b], dt)
-    signed_zero_q = g.where(lt(q, zero), _c(g, -0.0, dt), zero, dt)
+    signed_zero_q = g.where(_signbit(g, [q], [dt]), _c(g, -0.0, dt), zero, dt)
     floordiv = g.where(eq(div, zero), signed_zero_q, fl, dt)
     b_zero = eq(b, zero)
     floordiv = g.where(b_zero, q, floordiv, dt)
