@@ -166,32 +166,80 @@ def lower_vecmat(g, out, x1, x2, **kwargs):
     return g.node("Squeeze", [_mm(g, v, g.val(x2, dt), dt, 2, ndim_of(x2)), g.i64([-2])])
 
 
-@lowering(np.linalg.norm, onnx=("ReduceSum", "ReduceMax", "Abs", "Sqrt"))
-def lower_norm(g, out, x, ord=None, axis=None, keepdims=False):
-    dt = out.dtype
-    if dt.kind != "f":
-        raise refuse(f"np.linalg.norm with result dtype {dt}")
-    v = g.val(x, dt)
-    nd = ndim_of(x)
-    if axis is None:
-        if ord is not None:
-            raise refuse("np.linalg.norm with ord= and axis=None")
-        axes = tuple(range(nd))
-    else:
-        axes = axes_of(axis, nd)
-    kd = int(bool(keepdims))
+def _vector_norm(g, dt, v: str, axes, kd: int, ord) -> str:
     red = lambda op, t: g.math(op, [t], dt, extra=[g.i64(axes)],  # noqa: E731
                                probe_extra=(("<i8", (0,)),), keepdims=kd)
     a = g.math("Abs", [v], dt)
-    if ord is None or ord == "fro" or (ord == 2 and len(axes) == 1):
+    if ord is None or ord == 2:
         return g.math("Sqrt", [red("ReduceSum", g.math("Mul", [v, v], dt))], dt)
+    if ord == 1:
+        return red("ReduceSum", a)
+    if ord == np.inf:
+        return red("ReduceMax", a)
+    if ord == -np.inf:
+        return red("ReduceMin", a)
+    if ord == 0:
+        nz = g.cast(g.node("Not", [g.math("Equal", [v, g.scalar(0, dt)], dt, out=BOOL)]), dt)
+        return red("ReduceSum", nz)
+    if isinstance(ord, (int, float)) and not isinstance(ord, bool):
+        p = g.scalar(ord, dt)
+        s = red("ReduceSum", g.math("Pow", [a, p], dt))
+        return g.math("Pow", [s, g.scalar(1.0 / ord, dt)], dt)
+    raise UnsupportedOpError(f"{g.op_name}: a vector norm with ord={ord!r} cannot be exported")
+
+
+def _matrix_norm(g, dt, v: str, ax0: int, ax1: int, kd: int, ord) -> str:
+    def red(op, t, axes, keep):
+        return g.math(op, [t], dt, extra=[g.i64(axes)], probe_extra=(("<i8", (0,)),),
+                      keepdims=keep)
+
+    if ord is None or ord == "fro":
+        return g.math("Sqrt", [red("ReduceSum", g.math("Mul", [v, v], dt), [ax0, ax1], kd)],
+                      dt)
+    a = g.math("Abs", [v], dt)
+    if ord in (1, -1, np.inf, -np.inf):
+        inner, outer = (ax0, ax1) if ord in (1, -1) else (ax1, ax0)
+        sums = red("ReduceSum", a, [inner], 1)
+        r = red("ReduceMax" if ord in (1, np.inf) else "ReduceMin", sums, [outer], 1)
+        return r if kd else g.node("Squeeze", [r, g.i64(sorted([ax0, ax1]))])
+    raise UnsupportedOpError(f"{g.op_name}: a matrix norm with ord={ord!r} cannot be exported "
+                             f"(it needs singular values; 'fro', 1, -1, inf, -inf do)")
+
+
+def _norm_dtype(g, out):
+    dt = out.dtype
+    if dt.kind != "f":
+        raise refuse(f"a norm with result dtype {dt}")
+    return dt
+
+
+@lowering(np.linalg.norm, onnx=("ReduceSum", "ReduceMax", "Abs", "Sqrt"))
+def lower_norm(g, out, x, ord=None, axis=None, keepdims=False):
+    dt = _norm_dtype(g, out)
+    v = g.val(x, dt)
+    nd = ndim_of(x)
+    kd = int(bool(keepdims))
+    if axis is None:
+        if ord is not None and not (ord == "fro" and nd == 2) and not (nd == 1):
+            raise refuse("np.linalg.norm with ord= and axis=None")
+        if nd == 2 and ord is not None:
+            return _matrix_norm(g, dt, v, 0, 1, kd, ord)
+        return _vector_norm(g, dt, v, tuple(range(nd)), kd, ord)
+    axes = axes_of(axis, nd)
     if len(axes) == 1:
-        if ord == 1:
-            return red("ReduceSum", a)
-        if ord == np.inf:
-            return red("ReduceMax", a)
-        if ord == -np.inf:
-            return red("ReduceMin", a)
-    raise UnsupportedOpError(f"{g.op_name}: np.linalg.norm with ord={ord!r} over {len(axes)} "
-                             f"axes cannot be exported (vector norms 1, 2, inf and the "
-                             f"Frobenius norm do)")
+        return _vector_norm(g, dt, v, axes, kd, ord)
+    return _matrix_norm(g, dt, v, axes[0], axes[1], kd, ord)
+
+
+@lowering(np.linalg.vector_norm, onnx=("ReduceSum", "ReduceMax", "Abs", "Sqrt"))
+def lower_vector_norm(g, out, x, /, *, axis=None, keepdims=False, ord=2):
+    dt = _norm_dtype(g, out)
+    axes = axes_of(axis, ndim_of(x))
+    return _vector_norm(g, dt, g.val(x, dt), axes, int(bool(keepdims)), ord)
+
+
+@lowering(np.linalg.matrix_norm, onnx=("ReduceSum", "ReduceMax", "Abs", "Sqrt"))
+def lower_matrix_norm(g, out, x, /, *, keepdims=False, ord="fro"):
+    dt = _norm_dtype(g, out)
+    nd = ndim_of(x)
+    return _matrix_norm(g, dt, g.val(x, dt), nd - 2, nd - 1, int(bool(keepdims)), ord)

@@ -166,8 +166,6 @@ lowering(np.argmin, onnx=("ArgMin",))(_arg("ArgMin"))
 
 
 def _var(g, out, a, axis, dtype, keepdims, ddof, correction, where, mean, sqrt):
-    if where is not True and given(where):
-        raise refuse("where= of np.var / np.std")
     if given(mean):
         raise refuse("mean= of np.var / np.std")
     if given(correction):
@@ -177,13 +175,24 @@ def _var(g, out, a, axis, dtype, keepdims, ddof, correction, where, mean, sqrt):
         raise refuse(f"np.var / np.std with result dtype {dt}")
     axes = axes_of(axis, ndim_of(a))
     x = g.val(a, dt)
-    n = _count(dims_of(a), axes)
-    cnt = g.cast(g.dim(n), dt)
-    s = _reduce(g, "ReduceSum", x, dt, axes, True) if axes else x
+    masked = where is not True and given(where)
+    if masked:
+        w = g.val(where, BOOL)
+        cnt = _reduce(g, "ReduceSum", g.node("Expand", [g.cast(w, dt), g.node("Shape", [x])]),
+                      dt, axes, True)
+        x0 = g.where(w, x, g.scalar(0, dt), dt)
+    else:
+        cnt = g.cast(g.dim(_count(dims_of(a), axes)), dt)
+        x0 = x
+    s = _reduce(g, "ReduceSum", x0, dt, axes, True) if axes else x0
     m = g.math("Div", [s, cnt], dt)
     d = g.math("Sub", [x, m], dt)
-    ss = _reduce(g, "ReduceSum", g.math("Mul", [d, d], dt), dt, axes, keepdims) if axes \
-        else g.math("Mul", [d, d], dt)
+    sq = g.math("Mul", [d, d], dt)
+    if masked:
+        sq = g.where(w, sq, g.scalar(0, dt), dt)
+        if not keepdims and axes:
+            cnt = g.node("Squeeze", [cnt, g.i64(axes)])
+    ss = _reduce(g, "ReduceSum", sq, dt, axes, keepdims) if axes else sq
     denom = g.math("Max", [g.math("Sub", [cnt, g.val(ddof, dt)], dt), g.scalar(0, dt)], dt)
     r = g.math("Div", [ss, denom], dt)
     return g.math("Sqrt", [r], dt) if sqrt else r
@@ -225,25 +234,64 @@ def lower_cumsum(g, out, a, axis=None, dtype=None, out_=None):
 _MAX_UNROLL = 256
 
 
-@lowering(np.cumprod, onnx=("Slice", "Mul", "Concat"))
-def lower_cumprod(g, out, a, axis=None, dtype=None, out_=None):
-    """No CumProd before opset 26: unrolled along a static axis (same order as NumPy)."""
-    dt = out.dtype
+def _slices(g, a, axis, what: str):
+    """(value, axis, the static length) for an op unrolled along ``axis``."""
     ax = _scan_axis(a, axis)
     n = dims_of(a)[ax]
     if type(n) is SymDim or n > _MAX_UNROLL:
-        raise refuse(f"np.cumprod along an axis of length {n} (it is unrolled; at most "
+        raise refuse(f"{what} along an axis of length {n} (it is unrolled; at most "
                      f"{_MAX_UNROLL}, and not along a batch axis)")
-    x = g.val(a, dt)
-    if n == 0:
-        return g.node("Identity", [x])
-    parts = []
+    return ax, n
+
+
+def _unrolled_scan(combine):
+    """A scan with no ONNX op: unrolled along a static axis, in NumPy's order."""
+    def lower(g, out, a, axis=None, dtype=None, out_=None):
+        dt = out.dtype
+        ax, n = _slices(g, a, axis, g.op_name)
+        x = g.val(a, dt)
+        if n == 0:
+            return g.node("Identity", [x])
+        parts, acc = [], None
+        for i in range(n):
+            s = g.node("Slice", [x, g.i64([i]), g.i64([i + 1]), g.i64([ax])])
+            acc = s if acc is None else combine(g, acc, s, dt)
+            parts.append(acc)
+        return parts[0] if n == 1 else g.node("Concat", parts, axis=ax)
+    return lower
+
+
+def _binop(op_type, bool_op=None):
+    def combine(g, a, b, dt):
+        if dt == BOOL and bool_op:
+            return g.node(bool_op, [a, b])
+        return g.math(op_type, [a, b], dt)
+    return combine
+
+
+lower_cumprod = _unrolled_scan(_binop("Mul", "And"))
+lowering(np.cumprod, onnx=("Slice", "Mul", "Concat"))(lower_cumprod)
+
+
+@lowering((np.subtract, "reduce"), onnx=("Slice", "Sub"))
+def lower_subtract_reduce(g, out, array, axis=0, dtype=None, out_=None, keepdims=False,
+                          initial=NoValue, where=True):
+    """``a[0] - a[1] - ...`` in NumPy's order (unrolled along a static axis)."""
+    if isinstance(axis, tuple) and not axis:
+        return g.node("Identity", [g.val(array, out.dtype)])
+    if axis is None or isinstance(axis, tuple) and len(axis) != 1:
+        raise refuse("np.subtract.reduce over several axes")
+    if where is not True or given(initial):
+        raise refuse("np.subtract.reduce with where= or initial=")
+    axis = axis[0] if isinstance(axis, tuple) else axis
+    dt = out.dtype
+    ax, n = _slices(g, array, axis, "np.subtract.reduce")
+    x = g.val(array, dt)
     acc = None
     for i in range(n):
         s = g.node("Slice", [x, g.i64([i]), g.i64([i + 1]), g.i64([ax])])
-        acc = s if acc is None else g.math("Mul", [acc, s], dt)
-        parts.append(acc)
-    return parts[0] if n == 1 else g.node("Concat", parts, axis=ax)
+        acc = s if acc is None else g.math("Sub", [acc, s], dt)
+    return acc if keepdims else g.node("Squeeze", [acc, g.i64([ax])])
 
 
 @lowering(np.count_nonzero, onnx=("ReduceSum", "Not", "Equal"))
@@ -331,7 +379,12 @@ _ONNX = {(np.add, "reduce"): ("ReduceSum",), (np.multiply, "reduce"): ("ReducePr
          (np.minimum, "reduce"): ("ReduceMin", "IsNaN"),
          (np.logical_and, "reduce"): ("ReduceSum", "Not"),
          (np.logical_or, "reduce"): ("ReduceSum",), (np.add, "accumulate"): ("CumSum",),
-         (np.multiply, "accumulate"): ("Slice", "Mul", "Concat")}
+         (np.multiply, "accumulate"): ("Slice", "Mul", "Concat"),
+         (np.maximum, "accumulate"): ("Slice", "Max", "Concat"),
+         (np.minimum, "accumulate"): ("Slice", "Min", "Concat"),
+         (np.subtract, "accumulate"): ("Slice", "Sub", "Concat"),
+         (np.logical_and, "accumulate"): ("Slice", "And", "Concat"),
+         (np.logical_or, "accumulate"): ("Slice", "Or", "Concat")}
 for _uf, _method, _fn in [
         (np.add, "reduce", _sum_like("ReduceSum", 0)),
         (np.multiply, "reduce", _sum_like("ReduceProd", 1)),
@@ -340,5 +393,12 @@ for _uf, _method, _fn in [
         (np.logical_and, "reduce", _anyall(True)),
         (np.logical_or, "reduce", _anyall(False)),
         (np.add, "accumulate", lower_cumsum),
-        (np.multiply, "accumulate", lower_cumprod)]:
+        (np.multiply, "accumulate", lower_cumprod),
+        (np.maximum, "accumulate", _unrolled_scan(_binop("Max", "Or"))),
+        (np.minimum, "accumulate", _unrolled_scan(_binop("Min", "And"))),
+        (np.subtract, "accumulate", _unrolled_scan(_binop("Sub"))),
+        (np.logical_and, "accumulate", _unrolled_scan(lambda g, a, b, dt: g.node(
+            "And", [g.cast(a, BOOL), g.cast(b, BOOL)]))),
+        (np.logical_or, "accumulate", _unrolled_scan(lambda g, a, b, dt: g.node(
+            "Or", [g.cast(a, BOOL), g.cast(b, BOOL)])))]:
     lowering((_uf, _method), onnx=_ONNX[_uf, _method])(_ufunc_method(_fn))

@@ -195,6 +195,11 @@ def lower_roll(g, out, a, shift, axis=None):
     return x
 
 
+@lowering(np.linalg.diagonal, onnx=("Transpose", "Reshape", "Gather"))
+def lower_linalg_diagonal(g, out, x, /, *, offset=0):
+    return lower_diagonal(g, out, x, offset, -2, -1)
+
+
 @lowering(np.diagonal, onnx=("Transpose", "Reshape", "Gather"))
 def lower_diagonal(g, out, a, offset=0, axis1=0, axis2=1):
     nd = ndim_of(a)
@@ -253,10 +258,19 @@ def lower_pad(g, out, array, pad_width, mode="constant", **kwargs):
             raise refuse("padding a batch axis")
     pads = g.i64(list(pw[:, 0]) + list(pw[:, 1]))
     x = g.val(array)
+    if mode == "empty":
+        mode, kwargs = "constant", {}
     if mode == "constant":
         cv = kwargs.pop("constant_values", 0)
+        if hasattr(cv, "v"):
+            if cv.name is not None:
+                raise refuse("np.pad with constant_values that depend on the inputs")
+            cv = cv.v
         if np.ndim(cv) != 0 and len(set(np.ravel(cv).tolist())) > 1:
-            raise refuse("np.pad with different constant_values per side")
+            if kwargs:
+                raise refuse(f"np.pad keywords {sorted(kwargs)}")
+            return g.val(sub_record(_pad_blocks, array, pw,
+                                    np.broadcast_to(np.asarray(cv), (nd, 2)), out.dtype))
         if kwargs:
             raise refuse(f"np.pad keywords {sorted(kwargs)}")
         cval = g.const(np.asarray(np.ravel(cv)[0] if np.ndim(cv) else cv).astype(out.dtype))
@@ -270,6 +284,22 @@ def lower_pad(g, out, array, pad_width, mode="constant", **kwargs):
                     raise refuse("np.pad mode='reflect' with a pad as large as the axis")
         return g.node("Pad", [x, pads], mode=mode)
     raise refuse(f"np.pad mode={mode!r} (constant, edge and reflect export)")
+
+
+def _pad_blocks(x, pw, cv, dtype):
+    """Constant padding with per-side values: concatenation with filled blocks, one axis after
+    another (later axes own the corners, as in np.pad)."""
+    for ax in range(len(pw)):
+        parts = []
+        for side in (0, 1):
+            if pw[ax, side]:
+                shape = list(x.shape)
+                shape[ax] = int(pw[ax, side])
+                parts.append(np.full(tuple(shape), cv[ax, side], dtype=dtype, like=x))
+        if parts:
+            x = np.concatenate(([parts[0]] if pw[ax, 0] else []) + [x]
+                               + ([parts[-1]] if pw[ax, 1] else []), axis=ax)
+    return x
 
 
 def _trilu(upper: int):
@@ -307,6 +337,33 @@ def lower_real(g, out, val):
 @lowering(np.imag, onnx=("ConstantOfShape",))
 def lower_imag(g, out, val):
     return g.fill(g.node("Shape", [g.val(val)]), 0, out.dtype)
+
+
+@lowering(np.unstack, onnx=("Gather",))
+def lower_unstack(g, out, x, /, *, axis=0):
+    ax = axes_of(axis, ndim_of(x))[0]
+    if type(dims_of(x)[ax]) is SymDim:
+        raise refuse("np.unstack along a batch axis")
+    return [g.node("Gather", [g.val(x), g.scalar(i, np.int64)], axis=ax)
+            for i in range(len(out))]
+
+
+@lowering(np.rot90, onnx=("Slice", "Transpose"))
+def lower_rot90(g, out, m, k=1, axes=(0, 1)):
+    def rot(m):
+        nd = ndim_of(m)
+        a0, a1 = (ax % nd for ax in axes)
+        kk = k % 4
+        if kk == 0:
+            return np.copy(m)
+        if kk == 2:
+            return np.flip(np.flip(m, a0), a1)
+        perm = list(range(nd))
+        perm[a0], perm[a1] = perm[a1], perm[a0]
+        if kk == 1:
+            return np.transpose(np.flip(m, a1), perm)
+        return np.flip(np.transpose(m, perm), a1)
+    return g.val(sub_record(rot, m))
 
 
 def _stack_decomp(fn):
