@@ -74,5 +74,3 @@ def sub_record(fn, *args, **kwargs) -> Any:
     finally:
         g.op_name, g.site = saved
 
-
-_ = (BOOL, INT64)

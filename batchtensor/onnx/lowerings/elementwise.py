@@ -11,7 +11,7 @@ and float64 ``tan``/``sinh``/``cosh``, which onnxruntime only has in float32.
 from __future__ import annotations
 
 import math
-from typing import Any, Callable
+from typing import Callable
 
 import numpy as np
 
@@ -588,5 +588,3 @@ def lower_nan_to_num(g, out, x, copy=True, nan=0.0, posinf=None, neginf=None):
     v2 = g.where(pos, g.val(info.max if posinf is None else posinf, dt), v2, dt)
     return g.where(neg, g.val(info.min if neginf is None else neginf, dt), v2, dt)
 
-
-_ = Any

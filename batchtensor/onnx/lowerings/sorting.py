@@ -8,8 +8,7 @@ from __future__ import annotations
 import numpy as np
 
 from ..recorder import lowering
-from ..symdim import SymDim
-from ._common import BOOL, INT64, axes_of, dims_of, ndim_of, refuse
+from ._common import BOOL, axes_of, dims_of, refuse
 
 __all__: list = []
 
@@ -63,5 +62,3 @@ def lower_sort(g, out, a, axis=-1, kind=None, order=None, *, stable=None):
     res = g.node("GatherElements", [x, idx], axis=ax)
     return g.cast(res, out.dtype) if a.dtype == BOOL else res
 
-
-_ = (INT64, SymDim, ndim_of)
