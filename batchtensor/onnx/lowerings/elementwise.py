@@ -510,17 +510,16 @@ for _uf, (_build, _ops) in UFUNCS.items():
     lowering(_uf, onnx=_ops)(_make_ufunc_lowering(_uf, _build))
 
 
-# ---- elementwise functions ------------------------------------------------------------------------
+# ---- elementwise functions ----------------------------------------------------------------------
 @lowering(np.clip, onnx=("Max", "Min"))
 def lower_clip(g, out, a, a_min=NoValue, a_max=NoValue, out_=None, *, min=NoValue, max=NoValue,
                **kwargs):
     lo = a_min if given(a_min) else min
     hi = a_max if given(a_max) else max
     dt = out.dtype
-    x = g.val(a, dt)
-    maxop = "Max" if dt != BOOL else None
-    if maxop is None:
+    if dt == BOOL:
         raise refuse("np.clip of booleans")
+    x = g.val(a, dt)
     if given(lo):
         x = g.math("Max", [x, g.val(lo, dt)], dt)
     if given(hi):
