@@ -223,13 +223,23 @@ def test_nan_in_max_argmax_sort():
                   [np.inf, np.nan, -np.inf, 0.0]])
 
     def f(x):
-        return np.max(x), np.min(x), np.argmax(x), np.argmin(x), np.sort(x), np.argsort(x)
+        return (np.max(x), np.min(x), np.argmax(x), np.argmin(x), np.sort(x),
+                np.argsort(x, stable=True))
 
     model = export(f, x)
     got = _run(model, {"x": x})
     want = [_loop(lambda v, i=i: f(v)[i], (x,), (0,)) for i in range(6)]
     for g_, w in zip(got, want):
         np.testing.assert_array_equal(g_, w)
+
+
+def test_argsort_needs_a_stable_sort():
+    x = np.array([[3, 1, 3, 1, 2, 2]] * 4)  # ties: NumPy's default order is not defined
+    with pytest.raises(UnsupportedOpError, match="stable=True"):
+        export(np.argsort, x)
+    model = export(lambda x: np.argsort(x, kind="stable"), x)
+    (got,) = _run(model, {"x": x})
+    np.testing.assert_array_equal(got, np.argsort(x, axis=-1, kind="stable"))
 
 
 def test_reshape_with_size_zero_dims():

@@ -433,9 +433,9 @@ def _compare(name, want, got, sizes, rtol, atol) -> None:
         raise ExportValidationError(f"{where}: onnxruntime gave dtype {got.dtype}, eager vmap "
                                     f"{want.dtype}")
     if want.dtype.kind == "f":
-        small = want.dtype.itemsize < 8
-        r = rtol if rtol is not None else (1e-4 if small else 1e-7)
-        a = atol if atol is not None else (1e-5 if small else 1e-9)
+        size = want.dtype.itemsize
+        r = rtol if rtol is not None else {2: 2e-3, 4: 1e-4}.get(size, 1e-7)
+        a = atol if atol is not None else {2: 1e-3, 4: 1e-5}.get(size, 1e-9)
         ok = np.isclose(got, want, rtol=r, atol=a, equal_nan=True)
     else:
         ok = got == want

@@ -144,8 +144,8 @@ class Graph:
             name, cur = x.name, x.v.dtype
         elif type(x) is SymDim:
             name, cur = self.node("Squeeze", [self.dim(x)]), INT64
-        elif isinstance(x, (np.ndarray, np.generic)):
-            return self.const(x, dtype)
+        elif isinstance(x, (np.ndarray, np.generic, list, tuple)):
+            return self.const(np.asarray(x), dtype)
         elif isinstance(x, (bool, int, float)):
             if dtype is None:
                 dtype = np.result_type(x)

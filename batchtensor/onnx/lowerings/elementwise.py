@@ -494,11 +494,14 @@ def _make_ufunc_lowering(ufunc, build):
         dts = ufunc_dtypes(ufunc, inputs, outs)
         for dt in dts:
             g.check_dtype(dt)
-        names = [g.val(x, dt) for x, dt in zip(inputs, dts)]
-        res = build(g, names, dts[:ufunc.nin])
+        # NumPy's float16 loops compute in float32 and round once: so does the graph.
+        cdts = tuple(np.dtype(np.float32) if np.dtype(d) == np.float16 else np.dtype(d)
+                     for d in dts)
+        names = [g.val(x, dt) for x, dt in zip(inputs, cdts)]
+        res = build(g, names, cdts[:ufunc.nin])
         res = res if isinstance(res, list) else [res]
         final = []
-        for r, o, dt in zip(res, outs, dts[ufunc.nin:]):
+        for r, o, dt in zip(res, outs, cdts[ufunc.nin:]):
             final.append(g.cast(r, o.dtype) if np.dtype(dt) != o.dtype else r)
         return final if isinstance(out, list) else final[0]
 

@@ -1,7 +1,8 @@
 """sort and argsort along an axis, through TopK: a stable ascending TopK on the values with NaN
 moved past +inf, then a second stable pass that puts NaN last (NumPy's order). Ties come out in
-index order, as NumPy's stable sort gives them; ``kind='quicksort'`` may order equal keys
-differently in NumPy, which changes ``argsort`` (never ``sort``)."""
+index order, as NumPy's stable sort gives them. NumPy's default (non-stable) sort may order equal
+keys differently, which never changes ``sort``'s values but does change ``argsort``: argsort
+exports only with ``stable=True`` / ``kind='stable'``."""
 
 from __future__ import annotations
 
@@ -52,6 +53,11 @@ def _check(kind, order):
 @lowering(np.argsort, onnx=("TopK", "GatherElements"))
 def lower_argsort(g, out, a, axis=-1, kind=None, order=None, *, stable=None):
     _check(kind, order)
+    if not (stable is True or kind in ("stable", "mergesort")):
+        raise refuse(
+            "np.argsort without stable=True (NumPy's default sort orders equal keys in an "
+            "implementation-defined way, e.g. by SIMD sorting networks, which the graph cannot "
+            "reproduce); use np.argsort(x, stable=True), whose order the graph matches")
     return _argsort(g, a, axis)[1]
 
 
