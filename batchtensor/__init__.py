@@ -20,3 +20,12 @@ from .tensor import BatchedTensor
 __all__ = ["vmap", "vmap_level", "BatchedTensor", "batch_rule", "boxed", "decomposition",
            "random", "config", "PerformanceWarning", "BatchingError", "EscapedBatchedTensorError"]
 __version__ = "0.1.0"
+
+
+def __getattr__(name: str):
+    # bt.onnx is imported on first use: it needs the optional onnx extra only when exporting.
+    if name == "onnx":
+        import importlib
+
+        return importlib.import_module(f"{__name__}.onnx")
+    raise AttributeError(f"module 'batchtensor' has no attribute {name!r}")

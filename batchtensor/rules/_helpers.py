@@ -95,6 +95,11 @@ def ensure_bdim(x: Any, bdim: int | None, size: int) -> Any:
     if bdim is not None:
         return move_bdim_to_front(x, bdim)
     x = x if hasattr(x, "ndim") else np.asarray(x)
+    like = getattr(size, "like", None)
+    if like is not None and type(x) is np.ndarray:
+        # A recording backend's symbolic batch size names the array it was read from: move the
+        # constant there first, or NumPy would bake the concrete size into it.
+        x = np.asarray(x, like=like)
     return np.broadcast_to(np.expand_dims(x, 0), (size,) + tuple(x.shape))
 
 

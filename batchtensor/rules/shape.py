@@ -209,9 +209,11 @@ def delete_rule(arr, arr_bdim, obj, axis=None):
     return np.take(x, np.asarray(keep, like=_like(x)), axis=ax + 1), 0
 
 
-def _fit(v, slot: tuple, n: int):
+def _fit(v, slot: tuple, n: int, like):
     """Broadcast a batch-first value to ``(n,) + slot`` as ``new[...] = v`` would (extra leading
-    size-1 axes are dropped)."""
+    size-1 axes are dropped). An unbatched NumPy ``v`` first moves to ``like``'s backend."""
+    if type(v) is np.ndarray and type(like) is not np.ndarray:
+        v = np.asarray(v, like=like)
     while v.ndim - 1 > len(slot) and v.shape[1] == 1:
         v = np.reshape(v, v.shape[:1] + v.shape[2:])
     return np.broadcast_to(pad_to_rank(v, len(slot)), (n,) + slot)
@@ -261,7 +263,7 @@ def insert_rule(arr, arr_bdim, obj, values, values_bdim, axis=None):
         if indices.ndim == 0:
             v = np.moveaxis(v, 1, pax)  # obj=i inserts like a[..., i:i+1, ...] = values
         slot = x.shape[1:pax] + (v.shape[pax],) + x.shape[pax + 1:]
-        v = _fit(v, slot, n)
+        v = _fit(v, slot, n, _like(x))
         before = x[(slice(None),) * pax + (slice(None, index),)]
         after = x[(slice(None),) * pax + (slice(index, None),)]
         return np.concatenate([before, v, after], axis=pax), 0
@@ -278,7 +280,7 @@ def insert_rule(arr, arr_bdim, obj, values, values_bdim, axis=None):
     perm[old_mask] = np.arange(N)
     perm[indices] = N + np.arange(numnew)
     slot = x.shape[1:pax] + (numnew,) + x.shape[pax + 1:]
-    v = _fit(_insert_values(values, values_bdim, n, x.dtype, None), slot, n)
+    v = _fit(_insert_values(values, values_bdim, n, x.dtype, None), slot, n, _like(x))
     both = np.concatenate([x, v], axis=pax)
     return np.take(both, np.asarray(perm, like=_like(x)), axis=pax), 0
 
