@@ -379,7 +379,8 @@ def test_op_without_lowering_is_named():
 
 def test_loop_fallback_is_refused():
     with pytest.raises(ExportError, match="loop fallback cannot be recorded"):
-        export(lambda x: np.interp(x, [0.0, 1.0], [1.0, 2.0]), np.ones((4, 3)))
+        # a batched `repeats`: only the per-example loop treats it
+        export(lambda x: np.repeat(x, np.ones(3, int) + (x > 5)), np.ones((4, 3)))
 
 
 def test_data_dependent_shapes_and_control_flow_are_refused():
