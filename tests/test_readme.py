@@ -1,0 +1,31 @@
+"""README.md's Python examples run as written (one namespace, in order)."""
+
+from __future__ import annotations
+
+import pathlib
+import re
+import warnings
+
+import pytest
+
+README = pathlib.Path(__file__).resolve().parent.parent / "README.md"
+
+
+def _blocks():
+    return re.findall(r"```python\n(.*?)```", README.read_text(), re.S)
+
+
+def test_readme_examples_run():
+    pytest.importorskip("onnx", reason="the README's ONNX example needs the onnx extra")
+    pytest.importorskip("onnxruntime", reason="the README's ONNX example needs onnxruntime")
+    namespace: dict = {}
+    blocks = _blocks()
+    assert len(blocks) >= 6
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        for block in blocks:
+            if "..." in block:  # signatures and skeletons, not runnable code
+                continue
+            exec(compile(block, "README.md", "exec"), namespace)  # noqa: S102
+    with pytest.raises(Exception, match="shared by every example"):
+        namespace["bt"].vmap(namespace["bad"])(namespace["xs"])
