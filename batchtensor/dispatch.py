@@ -273,36 +273,34 @@ def _pad_after_front(v: np.ndarray, rank: int) -> np.ndarray:
 
 
 def _binary_front(ufunc, a, b, ta, tb):
-    """Second-tier hot path for a binary ufunc on NumPy arrays with batch axes first (or
-    unbatched arrays): pad ranks with a reshape (a view) and call. None if it does not apply."""
-    if ta is BatchedTensor:
-        lv = a._level
-        av = a._value
-        if a._bdim or type(av) is not np.ndarray or not lv.alive:
+    """Second-tier hot path for a binary ufunc whose operand of the current (highest) level is
+    a batch-first NumPy array: the other operand is of the same level and batch-first too, or
+    unbatched here (a plain array, or a BatchedTensor of an outer level, which dispatches again
+    inside the call). Ranks are padded with a reshape (a view). None if it does not apply."""
+    if ta is BatchedTensor and (tb is not BatchedTensor or b._level.id <= a._level.id):
+        cur, other, to, swap = a, b, tb, False
+    elif tb is BatchedTensor:
+        cur, other, to, swap = b, a, ta, True
+    else:
+        return None
+    lv = cur._level
+    cv = cur._value
+    if cur._bdim or type(cv) is not np.ndarray or not lv.alive:
+        return None
+    if to is BatchedTensor and other._level is lv:
+        ov = other._value
+        if other._bdim or type(ov) is not np.ndarray:
             return None
-        if tb is BatchedTensor:
-            bv = b._value
-            if b._level is not lv or b._bdim or type(bv) is not np.ndarray:
-                return None
-            rank = max(av.ndim, bv.ndim)
-            av, bv = _pad_after_front(av, rank), _pad_after_front(bv, rank)
-        elif tb is np.ndarray:
-            bv = b
-            av = _pad_after_front(av, bv.ndim + 1)
-        else:
-            return None
-    elif ta is np.ndarray and tb is BatchedTensor:
-        lv = b._level
-        bv = b._value
-        if b._bdim or type(bv) is not np.ndarray or not lv.alive:
-            return None
-        av = a
-        bv = _pad_after_front(bv, av.ndim + 1)
+        rank = max(cv.ndim, ov.ndim)
+        cv, ov = _pad_after_front(cv, rank), _pad_after_front(ov, rank)
+    elif to is np.ndarray or to is BatchedTensor:
+        ov = other
+        cv = _pad_after_front(cv, ov.ndim + 1)
     else:
         return None
     if _RECORDERS:
         _record(ufunc, "boxed")
-    return _new(ufunc(av, bv), 0, lv)
+    return _new(ufunc(ov, cv) if swap else ufunc(cv, ov), 0, lv)
 
 
 def ufunc_call(ufunc, method: str, inputs: tuple, kwargs: dict) -> Any:

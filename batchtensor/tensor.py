@@ -185,6 +185,19 @@ class BatchedTensor:
         # Fast path: batch axis first and a key of ints and slices (x[0], x[1:], x[:, 2]).
         # One example's x[i] of a 1-d array is a NumPy scalar, a copy: so is ours.
         t = type(key)
+        if t is int and self._bdim == 0:  # x[i]: the commonest index of all
+            v = self._value
+            nd = v.ndim
+            if nd > 1:
+                level = self._level
+                if not level.alive:
+                    level.check_alive()
+                if _RECORDERS:
+                    _record(operator.getitem, "rule")
+                res = v[:, key]
+                if nd == 2:  # one example's x[i] is a NumPy scalar: a copy, never a view
+                    res = res.copy() if type(res) is np.ndarray else np.copy(res)
+                return _new(res, 0, level)
         if key is None and self._bdim == 0:
             level = self._level
             if not level.alive:
