@@ -11,7 +11,7 @@ import numpy as np
 
 from .diagnostics import user_stacklevel
 from .errors import BatchingError, ControlFlowError, PerformanceWarning
-from .levels import Level, random_scope, vmap_level
+from .levels import Level, close_level, open_level, random_scope
 from .pytree import broadcast_prefix, flatten, keystr, leaf_paths, unflatten
 from .tensor import BatchedTensor, _new
 
@@ -174,12 +174,15 @@ class _VmapFunction:
     def _run(self, leaves, axes, treedef, kwargs, size, offset=0, scope=None):
         level = None
         try:
-            with vmap_level(size, randomness=self.randomness, offset=offset) as level:
+            level = open_level(size, self.randomness, offset)
+            try:
                 wrapped = [leaf if ax is None else _wrap_input(leaf, ax, level)
                            for leaf, ax in zip(leaves, axes)]
                 args = wrapped if treedef is None else unflatten(treedef, wrapped)
                 out = self.func(*args, **kwargs)
                 return unwrap_outputs(level, out, self.out_axes, "out_axes")
+            finally:
+                close_level(level)
         except ControlFlowError as e:
             if self.control_flow != "loop" or e.level is not level or size <= 1:
                 raise

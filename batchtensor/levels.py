@@ -40,7 +40,8 @@ class Level:
     of a closed level raises an "escaped its vmap level" error when used.
     """
 
-    __slots__ = ("id", "size", "alive", "randomness", "offset", "like", "__weakref__")
+    __slots__ = ("id", "size", "alive", "randomness", "offset", "like", "outermost",
+                 "__weakref__")
 
     def __init__(self, size: int | None = None, randomness: str = "error", offset: int = 0):
         if randomness not in _RANDOMNESS:
@@ -178,25 +179,39 @@ def vmap_level(size: int | None = None, *, randomness: str = "error",
     ...     level.unwrap(total)
     array([1., 5., 9.])
     """
+    level = open_level(size, randomness, offset)
+    try:
+        yield level
+    finally:
+        close_level(level)
+
+
+def open_level(size: int | None = None, randomness: str = "error", offset: int = 0) -> Level:
+    """Push a new level on this thread's stack (``vmap_level`` without the context manager,
+    for vmap's hot path). Pair every call with ``close_level``."""
     if size is not None:
         size = int(size)
         if size < 0:
             raise ValueError(f"vmap_level: size must be >= 0, got {size}")
     level = Level(size, randomness, offset)
     stack = _stack()
-    outermost = not stack
+    level.outermost = not stack
     stack.append(level)
-    try:
-        yield level
-    finally:
-        level.alive = False
-        # Remove this level even if inner levels were left open by a generator or an error.
-        if level in stack:
-            del stack[stack.index(level):]
-        if outermost:  # the random session (if bt.random made one) ends with the vmap call
-            session = getattr(_state, "session", None)
-            if session is not None and not session.pinned:
-                _state.session = None
+    return level
+
+
+def close_level(level: Level) -> None:
+    level.alive = False
+    stack = _stack()
+    # Remove this level even if inner levels were left open by a generator or an error.
+    if stack and stack[-1] is level:
+        stack.pop()
+    elif level in stack:
+        del stack[stack.index(level):]
+    if level.outermost:  # the random session (if bt.random made one) ends with the vmap call
+        session = getattr(_state, "session", None)
+        if session is not None and not session.pinned:
+            _state.session = None
 
 
 def check_size_known(level: Level, op: str) -> int:
