@@ -255,6 +255,11 @@ def _conv_samples(default_mode):
         yield SampleInput(_arrays(rng, dtype, (), (3,)), {}, "0-d operand")
         yield SampleInput(_arrays(rng, dtype, (5,), (3,)), {"mode": "middle"}, "bad mode")
         yield SampleInput(_arrays(rng, dtype, (5,), (3,)), {"mode": None}, "mode=None")
+        # long signal and kernel: the rule calls NumPy's own routine per example
+        for mode in ("full", "same", "valid"):
+            yield SampleInput(_arrays(rng, dtype, (2048,), (32,)), {"mode": mode},
+                              f"long (2048*32, NumPy's routine per example) {mode}")
+        yield SampleInput(_arrays(rng, dtype, (32,), (2048,)), {}, "long kernel first")
     return gen
 
 

@@ -505,6 +505,31 @@ def _as_1d(v, bd, like):
     return np.expand_dims(v, -1) if v.ndim == 1 else v
 
 
+# Above this much work per example (and with a kernel of at least _NATIVE_MIN_KERNEL taps),
+# NumPy's own C routine per example beats one vectorised pass per kernel tap: those passes
+# stream the whole batch through memory m times, the C routine works in cache (bench/NOTES.md).
+_NATIVE_MIN_WORK = 1 << 16
+_NATIVE_MIN_KERNEL = 8
+
+
+def _native_per_example(op, a, a_bdim, v, v_bdim, mode):
+    """``op`` on every example pair with NumPy's own routine, stacked: the fastest NumPy
+    strategy for long signals and kernels. NumPy arrays only (on CuPy or the ONNX recorder
+    the vectorised form serves), and never for batch size 0."""
+    aa = move_bdim_to_front(a, a_bdim) if a_bdim is not None else None
+    vv = move_bdim_to_front(v, v_bdim) if v_bdim is not None else None
+    n = (aa if aa is not None else vv).shape[0]
+    return np.stack([op(aa[i] if aa is not None else a, vv[i] if vv is not None else v, mode)
+                     for i in range(n)]), 0
+
+
+def _use_native(a, a_bdim, v, v_bdim, n: int, m: int) -> bool:
+    batched = a if a_bdim is not None else v
+    bd = a_bdim if a_bdim is not None else v_bdim
+    return (type(a) is np.ndarray and type(v) is np.ndarray and batched.shape[bd] > 0
+            and min(n, m) >= _NATIVE_MIN_KERNEL and n * m >= _NATIVE_MIN_WORK)
+
+
 @batch_rule(np.convolve)
 def convolve_rule(a, a_bdim, v, v_bdim, mode="full"):
     like = a if a_bdim is not None else v
@@ -517,6 +542,8 @@ def convolve_rule(a, a_bdim, v, v_bdim, mode="full"):
         raise ValueError("a cannot be empty")
     if m == 0:
         raise ValueError("v cannot be empty")
+    if _use_native(a, a_bdim, v, v_bdim, n, m):
+        return _native_per_example(np.convolve, a, a_bdim, v, v_bdim, mode)
     if m > n:  # NumPy slides the shorter one
         x, y, n, m = y, x, m, n
     start, length = {0: (m - 1, n - m + 1), 1: ((m - 1) // 2, n), 2: (0, n + m - 1)}[mode]
@@ -534,6 +561,8 @@ def correlate_rule(a, a_bdim, v, v_bdim, mode="valid"):
     n, m = x.shape[-1], y.shape[-1]
     if n == 0 or m == 0:
         raise_numpy_error(np.correlate, stand_in(a, a_bdim), stand_in(v, v_bdim), mode)
+    if _use_native(a, a_bdim, v, v_bdim, n, m):
+        return _native_per_example(np.correlate, a, a_bdim, v, v_bdim, mode)
     if y.dtype.kind == "c":
         y = np.conjugate(y)
     lo = min(n, m)
