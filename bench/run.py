@@ -72,11 +72,11 @@ def _vectorize(w, args, axes, regime):
     return lambda: f(*args)
 
 
-def _bt(w, args, axes):
+def _bt(w, args, axes, chunk_size=None):
     if axes == "nested":
-        f = bt.vmap(bt.vmap(w.per_example, (None, 0)), (0, None))
+        f = bt.vmap(bt.vmap(w.per_example, (None, 0)), (0, None), chunk_size=chunk_size)
     else:
-        f = bt.vmap(w.per_example, in_axes=axes)
+        f = bt.vmap(w.per_example, in_axes=axes, chunk_size=chunk_size)
     return lambda: f(*args)
 
 
@@ -110,6 +110,7 @@ def methods_for(w, regime, rng):
         "vectorised": lambda: w.vectorised(*args),
         "np.vectorize": _vectorize(w, args, axes, regime),
         "bt.vmap": _bt(w, args, axes),
+        "bt.vmap (chunk_size='auto')": _bt(w, args, axes, "auto"),
         "torch.func.vmap": _torch(w, args, axes),
         "jax.vmap (eager)": _jax(w, args, axes),
     }
@@ -167,8 +168,9 @@ def main(argv=None) -> int:
                 continue
             results.append(run_one(w, regime, a.repeat, rng))
             print(f"  done {w.name} / {regime}", file=sys.stderr)
-    cols = [c for c in ("loop", "vectorised", "np.vectorize", "bt.vmap", "torch.func.vmap",
-                        "jax.vmap (eager)") if any(c in r["median_s"] for r in results)]
+    cols = [c for c in ("loop", "vectorised", "np.vectorize", "bt.vmap",
+                        "bt.vmap (chunk_size='auto')", "torch.func.vmap", "jax.vmap (eager)")
+            if any(c in r["median_s"] for r in results)]
     print(f"median time (ratio to the best NumPy-only strategy), {a.repeat} interleaved "
           f"repeats, float64\n")
     print("| workload | regime | " + " | ".join(cols) + " |")

@@ -263,3 +263,21 @@ def test_invalid_arguments_to_vmap():
         bt.vmap(3)
     with pytest.raises(ValueError, match=r"in_axes\[0\] must be an int, None"):
         bt.vmap(f, in_axes=("zero",))(np.zeros(3))
+
+
+def test_chunk_size_auto_splits_only_large_examples():
+    calls = []
+
+    def f(x):
+        calls.append(x.shape)
+        return np.tanh(x).sum(-1)
+
+    small = rng.normal(size=(50, 8))
+    np.testing.assert_allclose(bt.vmap(f, chunk_size="auto")(small), np.tanh(small).sum(-1))
+    assert len(calls) == 1  # small examples: one vectorised pass
+    calls.clear()
+    large = rng.normal(size=(6, 2, 40_000))  # 640 KB per example: 3 per ~2 MiB chunk
+    np.testing.assert_allclose(bt.vmap(f, chunk_size="auto")(large), np.tanh(large).sum(-1))
+    assert len(calls) == 2
+    with pytest.raises(ValueError, match="'auto' or a positive int"):
+        bt.vmap(f, chunk_size="big")
