@@ -53,6 +53,12 @@ def _with_like(fn):
     return op
 
 
+def _like_only(name, samples, **kw) -> OpInfo:
+    fn = getattr(np, name)
+    kw.setdefault("notes", _LIKE_NOTE)
+    return OpInfo(name, _with_like(fn), samples, "rule", covers=fn, **kw)
+
+
 def _ref(rng, k):
     """A like= reference of another shape per sample (0-d, size-0, n-d)."""
     return make_array(rng, ((), (0,), (3,), (2, 3))[k % 4], np.float64)
@@ -339,21 +345,21 @@ OPS = [
     OpInfo("empty_like", np.empty_like, like_samples(False), "rule", dtypes=ALL,
            check_values=False, notes="values are uninitialised: shapes and dtypes only"),
     OpInfo("full_like", np.full_like, like_samples(True), "rule", dtypes=ALL),
-    OpInfo("zeros", _with_like(np.zeros), shape_samples(), "rule", notes=_LIKE_NOTE),
-    OpInfo("ones", _with_like(np.ones), shape_samples(), "rule", notes=_LIKE_NOTE),
-    OpInfo("empty", _with_like(np.empty), shape_samples(), "rule", check_values=False,
-           notes="values are uninitialised: shapes and dtypes only; " + _LIKE_NOTE),
-    OpInfo("full", _with_like(np.full), full_samples, "rule", dtypes=(np.float64, np.int32),
-           undispatched=(-1,),
+    *[_like_only(name, samples, dtypes=dtypes, **kw) for name, samples, dtypes, kw in [
+        ("zeros", shape_samples(), (np.float64,), {}),
+        ("ones", shape_samples(), (np.int32,), {}),
+        ("empty", shape_samples(), (np.float64,),
+         {"check_values": False, "notes": "values are uninitialised: shapes and dtypes only; "
+                                          + _LIKE_NOTE}),
+        ("arange", arange_samples, (np.float64,), {}),
+        ("eye", eye_samples, (np.int32,), {}),
+        ("identity", identity_samples, (np.bool_,), {}),
+        ("tri", tri_samples, (np.int32,), {}),
+    ]],
+    OpInfo("full", _with_like(np.full), full_samples, "rule", covers=np.full,
+           dtypes=(np.float64, np.int32), undispatched=(-1,),
            notes="a batched fill value: the rule; with like= a plain array NumPy never "
                  "dispatches and the conversion raises a clear TypeError"),
-    OpInfo("arange", _with_like(np.arange), arange_samples, "rule", notes=_LIKE_NOTE),
-    OpInfo("eye", _with_like(np.eye), eye_samples, "rule", dtypes=(np.int32,),
-           notes=_LIKE_NOTE),
-    OpInfo("identity", _with_like(np.identity), identity_samples, "rule", dtypes=(np.bool_,),
-           notes=_LIKE_NOTE),
-    OpInfo("tri", _with_like(np.tri), tri_samples, "rule", dtypes=(np.int32,),
-           notes=_LIKE_NOTE),
     OpInfo("fromfunction", _fromfunction_op, fromfunction_samples, "decomposition",
            covers=np.fromfunction, dtypes=(np.float64, np.int64),
            notes="a batched keyword: the decomposition; a function closing over batched "

@@ -357,7 +357,8 @@ def _lin(start, sbd, stop, tbd, num, endpoint, rank, device=None):
     start, stop = align_front([start, stop], [sbd, tbd], rank)
     delta = np.expand_dims(np.subtract(stop, start, dtype=dt), 1)
     kw = {} if device is None else {"device": device}
-    ar = np.reshape(np.arange(0, num, dtype=dt, like=delta, **kw), (1, num) + (1,) * (delta.ndim - 2))
+    ar = np.arange(0, num, dtype=dt, like=delta, **kw)
+    ar = np.reshape(ar, (1, num) + (1,) * (delta.ndim - 2))
     if div > 0:
         step = delta / div
         zero = np.any(step == 0, axis=tuple(range(1, step.ndim)), keepdims=True)
