@@ -74,6 +74,11 @@ def test_list_with_values_of_two_levels(strict):
 
     compare(f, X, RNG.normal(size=(4, 2, 3, 5)))
 
+    def g(x, y):  # a sub-list holding only values of the outer level
+        return bt.vmap(lambda yy: np.asarray([[x[0], x[1]], [yy[0], x[2]]], like=yy))(y)
+
+    compare(g, X, RNG.normal(size=(4, 2, 3, 5)))
+
 
 def test_list_dtype_conversion_errors_as_numpy():
     # A Python scalar out of range for the requested dtype: NumPy's own OverflowError.
@@ -249,3 +254,16 @@ def test_meshgrid_mixed_batched_and_plain(strict):
 
     compare(f, X)
     compare(lambda x: np.meshgrid(grid, x[0], x[1, :2], indexing="ij", sparse=True), X)
+
+
+def test_require_owndata_and_writeable_copy_as_the_loop(strict):
+    # Every example is a view into the batch (in the loop: a slice of the input), so OWNDATA
+    # always copies; a read-only example (a broadcast view) is copied for WRITEABLE.
+    def f(x):
+        y = np.require(x, requirements="O", like=x)
+        y[0] = 7.0
+        z = np.require(np.broadcast_to(x[0], (2, 5)), requirements=["W"], like=x)
+        z[0, 0] = 1.0
+        return y, z
+
+    compare(f, X)

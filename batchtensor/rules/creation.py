@@ -24,8 +24,8 @@ import numpy as np
 from ..dispatch import scan_level, unwrap, wrap
 from ..registry import batch_rule, decomposition
 from ..tensor import BatchedTensor
-from ._helpers import (align_front, given, logical_rank, logical_shape, move_bdim_to_front,
-                       pad_to_rank, require, wrap_axis)
+from ._helpers import (align_front, logical_rank, move_bdim_to_front, pad_to_rank, require,
+                       wrap_axis)
 
 
 def _shape_arg(shape) -> tuple:
@@ -101,8 +101,6 @@ def full_like_rule(a, a_bdim, fill_value, fill_value_bdim, dtype=None, order="K"
     return out, out_bdim
 
 
-
-
 # ---- full / fromfunction with like= and a batched argument -------------------------------------
 @batch_rule(np.full)
 def full_rule(shape, fill_value, fill_value_bdim, dtype=None, order="C", *, device=None):
@@ -176,6 +174,17 @@ _FLAGS = {"C": "C", "C_CONTIGUOUS": "C", "CONTIGUOUS": "C", "F": "F", "F_CONTIGU
           "OWNDATA": "O", "E": "E", "ENSUREARRAY": "E"}
 
 
+def _first_tensor(obj):
+    for x in obj:
+        if type(x) is BatchedTensor:
+            return x
+        if isinstance(x, (list, tuple)):
+            t = _first_tensor(x)
+            if t is not None:
+                return t
+    return None
+
+
 def _stack_nested(obj, level, dtype):
     """A (nested) list/tuple holding values batched at ``level``: ``(value, 0)``, batch first.
 
@@ -186,8 +195,11 @@ def _stack_nested(obj, level, dtype):
     for e in obj:
         if type(e) is BatchedTensor:
             v, b = unwrap(e, level)
-        elif isinstance(e, (list, tuple)) and scan_level(e) is not None:
+        elif isinstance(e, (list, tuple)) and scan_level(e) is level:
             v, b = _stack_nested(e, level, dtype)
+        elif isinstance(e, (list, tuple)) and scan_level(e) is not None:
+            # only values of outer levels inside: converted at their own level
+            v, b = np.asarray(e, dtype=dtype, like=_first_tensor(e)), None
         else:
             v, b = e, None
         if b is None and type(v) is not BatchedTensor:
@@ -314,9 +326,12 @@ def _require(level, a, dtype=None, requirements=None):
     order = "C" if "C" in reqs else "F" if "F" in reqs else "A"
     reqs -= {"C", "F"}
     out = _convert(level, a, dtype=dtype, copy=None, order=order, subok=subok)
+    # OWNDATA: an example is a view into the batch (as in the loop, where it is a slice of the
+    # input), so it never owns its data: always a copy. ALIGNED / WRITEABLE: the physical flags
+    # (backends without them, e.g. CuPy, are aligned and writeable).
     flags = getattr(out._value, "flags", None)
-    names = {"A": "aligned", "W": "writeable", "O": "owndata"}
-    if reqs and (flags is None or not all(getattr(flags, names[r]) for r in reqs)):
+    if "O" in reqs or any(not getattr(flags, name, True)
+                          for r, name in (("A", "aligned"), ("W", "writeable")) if r in reqs):
         out = _convert(level, out, copy=True, order=order, subok=subok)
     return out
 
