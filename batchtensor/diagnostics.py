@@ -24,8 +24,10 @@ _STORE = dis.opmap.get("STORE_SUBSCR")
 
 _HELP = (
     "Converting would drop the batch axis (every example would see the whole batch). "
-    "Common causes and fixes: np.array/np.asarray on a batched value (use the value as it is, "
-    "or np.stack for a list of them); indexing a plain array with a batched index (a[idx] "
+    "Common causes and fixes: np.array/np.asarray/np.ascontiguousarray on a batched value "
+    "(NumPy converts without asking batchtensor: use the value as it is, x.astype(dtype) to "
+    "change its dtype, or pass like=: np.asarray(x, like=x) converts each example, also a list "
+    "of batched values); indexing a plain array with a batched index (a[idx] "
     "and np.take(a, idx) do not dispatch on the index: use np.take_along_axis(a, idx, axis), "
     "which does); writing a batched value into a plain "
     "array created inside the function (create it batched: np.zeros_like(x, shape=...)); a "
@@ -134,5 +136,5 @@ def conversion_message(what: str, depth: int = 2) -> str:
     extra = ""
     if numpy_funcs and numpy_funcs[-1] == "full":
         extra = (" np.full(shape, value) does not dispatch on a batched value: use "
-                 "np.full_like(value, value, shape=shape).")
+                 "np.full(shape, value, like=value) or np.full_like(value, value, shape=shape).")
     return f"{what} on a BatchedTensor{via} is not allowed, at {_where(f)}.{extra} {_HELP}"

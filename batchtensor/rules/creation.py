@@ -1,11 +1,18 @@
-"""Creation from a prototype: zeros_like, ones_like, empty_like, full_like.
+"""Array creation and conversion.
 
-``np.zeros_like(x)`` of a batched ``x`` is batched: a fresh, writable array per example (so
-``out = np.zeros_like(x, shape=(3,)); out[0] = x[0]`` works per example). A batched
-``fill_value`` of ``full_like`` makes the result batched even for an unbatched prototype.
-
-``np.zeros(shape, like=x)`` and the other ``like=`` functions do not come here: nothing batched
-reaches them, so ``dispatch`` creates a plain array on ``x``'s physical backend.
+- From a prototype (zeros_like, ones_like, empty_like, full_like): ``np.zeros_like(x)`` of a
+  batched ``x`` is batched: a fresh, writable array per example (so ``out = np.zeros_like(x,
+  shape=(3,)); out[0] = x[0]`` works per example). A batched ``fill_value`` of ``full_like``
+  makes the result batched even for an unbatched prototype.
+- From a shape (zeros, ones, empty, full, arange, eye, identity, tri, fromfunction) with
+  ``like=x``: NumPy removes ``like`` and asks ``x``; nothing batched reaches the op, so
+  ``dispatch`` creates a plain (unbatched) array on ``x``'s physical backend. The exceptions
+  have rules here: ``np.full(shape, v, like=x)`` with a batched ``v`` (batched, ``v`` per
+  example) and ``np.fromfunction(f, shape, like=x, **kw)`` with batched keywords.
+- Conversion (array, asarray, asanyarray, ascontiguousarray, asfortranarray, require) of a
+  batched value with ``like=``: the example converted, batch axis kept.
+- Ranges from array endpoints (linspace, logspace, geomspace) and meshgrid: batched endpoints,
+  bases and grid vectors give one range / grid per example.
 """
 
 from __future__ import annotations
@@ -14,8 +21,11 @@ import operator
 
 import numpy as np
 
-from ..registry import batch_rule
-from ._helpers import move_bdim_to_front, pad_to_rank
+from ..dispatch import scan_level, unwrap, wrap
+from ..registry import batch_rule, decomposition
+from ..tensor import BatchedTensor
+from ._helpers import (align_front, logical_rank, move_bdim_to_front, pad_to_rank, require,
+                       wrap_axis)
 
 
 def _shape_arg(shape) -> tuple:
@@ -91,4 +101,405 @@ def full_like_rule(a, a_bdim, fill_value, fill_value_bdim, dtype=None, order="K"
     return out, out_bdim
 
 
-__all__ = ["zeros_like_rule", "ones_like_rule", "empty_like_rule", "full_like_rule"]
+# ---- full / fromfunction with like= and a batched argument -------------------------------------
+@batch_rule(np.full)
+def full_rule(shape, fill_value, fill_value_bdim, dtype=None, order="C", *, device=None):
+    """``np.full(shape, v, like=x)`` with a batched ``v``: ``v`` per example (NumPy dispatches
+    ``full`` only through ``like=``; without it a batched ``v`` is converted and raises)."""
+    lshape = _shape_arg(shape)
+    n = fill_value.shape[fill_value_bdim]
+    if dtype is None:
+        dtype = fill_value.dtype
+    kw = {} if device is None else {"device": device}
+    np.empty(0, order=order, **kw)  # NumPy's errors for order= and device=
+    # empty_like: the target is batched at every outer level ``fill_value`` is batched at
+    if order == "F":  # batch axis last: every example is F-contiguous
+        out = np.empty_like(fill_value, dtype, order="F", shape=lshape + (n,), **kw)
+        out_bdim = len(lshape)
+    else:
+        out = np.empty_like(fill_value, dtype, order="C", shape=(n,) + lshape, **kw)
+        out_bdim = 0
+    fill = pad_to_rank(move_bdim_to_front(fill_value, fill_value_bdim), len(lshape))
+    np.copyto(move_bdim_to_front(out, out_bdim), fill, casting="unsafe")
+    return out, out_bdim
+
+
+def _physical_like(obj):
+    """The physical array under every level of the first BatchedTensor in ``obj``."""
+    stack = [obj]
+    while stack:
+        x = stack.pop()
+        if type(x) is BatchedTensor:
+            while type(x) is BatchedTensor:
+                x = x._value
+            return x
+        if isinstance(x, (list, tuple)):
+            stack.extend(x)
+        elif isinstance(x, dict):
+            stack.extend(x.values())
+    return None
+
+
+@decomposition(np.fromfunction)
+def fromfunction_decomposition(function, shape, *, dtype=float, **kwargs):
+    """``np.fromfunction(f, shape, like=x, c=v)`` with a batched keyword ``v``: ``f`` runs once
+    on the plain coordinate arrays (on ``x``'s backend) and ``v`` batches its result.
+
+    A function that closes over batched values needs nothing from here: ``f`` runs once on the
+    plain coordinates and the batched values in its body dispatch as usual, so the result is
+    whatever ``f`` makes of them (batched if it uses them), exactly as in the loop.
+    """
+    idx = np.indices(shape, dtype=dtype)
+    ref = _physical_like(kwargs)
+    if ref is not None and type(ref) is not np.ndarray:
+        idx = np.asarray(idx, like=ref)
+    return function(*idx, **kwargs)
+
+
+# ---- conversion: array, asarray, asanyarray, ascontiguousarray, asfortranarray, require --------
+# NumPy dispatches these only through ``like=``: ``np.asarray(x, like=x)`` comes here, while
+# ``np.asarray(x)`` of a batched ``x`` never asks us and ends in ``BatchedTensor.__array__``,
+# which raises a TypeError (use the value as it is, ``np.asarray(x, like=x)``, ``x.astype``).
+# The result is the example converted: dtype=, copy=, order= (per example: a C-order example is
+# C-contiguous), ndmin= (new *logical* leading axes). No copy is made where none is needed, so
+# the result is a view that writes through, as in the loop.
+#
+# A list or tuple holding batched values (``np.asarray([x, y, 1.0], like=x)``) is stacked per
+# example, with NumPy's dtype discovery (Python scalars count as int64 / float64 / complex128,
+# as in ``np.array``); NumPy's dispatcher does not look inside it, so ``like=`` must be given.
+
+_COPY_ERROR = "Unable to avoid copy while creating an array as requested."
+_FLAGS = {"C": "C", "C_CONTIGUOUS": "C", "CONTIGUOUS": "C", "F": "F", "F_CONTIGUOUS": "F",
+          "FORTRAN": "F", "A": "A", "ALIGNED": "A", "W": "W", "WRITEABLE": "W", "O": "O",
+          "OWNDATA": "O", "E": "E", "ENSUREARRAY": "E"}
+
+
+def _first_tensor(obj):
+    for x in obj:
+        if type(x) is BatchedTensor:
+            return x
+        if isinstance(x, (list, tuple)):
+            t = _first_tensor(x)
+            if t is not None:
+                return t
+    return None
+
+
+def _stack_nested(obj, level, dtype):
+    """A (nested) list/tuple holding values batched at ``level``: ``(value, 0)``, batch first.
+
+    Sub-sequences without batched values are converted by NumPy (with ``dtype``: NumPy's own
+    per-element conversion and errors); batched leaves are cast unsafely, as ``np.array`` does
+    with arrays inside a list."""
+    items = []
+    for e in obj:
+        if type(e) is BatchedTensor:
+            v, b = unwrap(e, level)
+        elif isinstance(e, (list, tuple)) and scan_level(e) is level:
+            v, b = _stack_nested(e, level, dtype)
+        elif isinstance(e, (list, tuple)) and scan_level(e) is not None:
+            # only values of outer levels inside: converted at their own level
+            v, b = np.asarray(e, dtype=dtype, like=_first_tensor(e)), None
+        else:
+            v, b = e, None
+        if b is None and type(v) is not BatchedTensor:
+            v = np.asarray(v, dtype=dtype)
+        elif dtype is not None and v.dtype != np.dtype(dtype):
+            v = v.astype(dtype)
+        items.append((v, b))
+    n = next(v.shape[b] for v, b in items if b is not None)
+    like = next(v for v, b in items if b is not None)
+    moved = []
+    for v, b in items:
+        if b is None:
+            if type(v) is np.ndarray and type(like) is not np.ndarray:
+                v = np.asarray(v, like=like)
+            v = np.broadcast_to(np.expand_dims(v, 0), (n,) + tuple(v.shape))
+        else:
+            v = move_bdim_to_front(v, b)
+        moved.append(v)
+    return np.stack(moved, axis=1), 0
+
+
+def _examples_contiguous(x, bdim, order: str) -> bool:
+    """Whether every example of ``x`` is C- (``order="C"``) or F-contiguous, from the strides.
+    False where the backend has no strides (then a copy in that order is made)."""
+    strides = getattr(x, "strides", None)
+    if strides is None:
+        return False
+    shape = [s for k, s in enumerate(x.shape) if k != bdim]
+    strides = [s for k, s in enumerate(strides) if k != bdim]
+    if 0 in shape:
+        return True
+    dims = zip(reversed(shape), reversed(strides)) if order == "C" else zip(shape, strides)
+    want = x.dtype.itemsize
+    for size, stride in dims:
+        if size != 1 and stride != want:
+            return False
+        want *= size
+    return True
+
+
+def _convert(level, a, *, dtype=None, copy=None, order=None, subok=True, ndmin=0, ndmax=None,
+             device=None):
+    """``np.array(a, ...)`` per example for a batched ``a`` (or a sequence holding some)."""
+    fresh = False
+    if type(a) is BatchedTensor:
+        x, bdim = unwrap(a, level)
+    else:
+        require(isinstance(a, (list, tuple)), "a batched value inside a non-sequence")
+        require(dtype is None or np.dtype(dtype) != object,
+                "a sequence of batched values with dtype=object (arrays as elements)")
+        require(ndmax is None, "a sequence of batched values with ndmax=")
+        x, bdim = _stack_nested(a, level, dtype)
+        fresh = True
+    require(bdim is not None, "the value to convert is not batched at this level")
+    nd = x.ndim - 1
+    # NumPy validates the arguments (dtype, order, ndmin, ndmax, device) on a size-0 stand-in
+    # (ndmax only if given: with a dtype cast, ndmax=0 rejects any array with axes).
+    stand_in = np.zeros((0,) * nd, x.dtype)
+    extra = {} if ndmax is None else {"ndmax": ndmax}
+    np.array(stand_in, dtype=dtype, order=order, ndmin=ndmin, **extra)
+    if device is not None:
+        np.asarray(stand_in, device=device)
+    if fresh and copy is False:
+        raise ValueError(_COPY_ERROR)
+    kw = {"dtype": dtype, "subok": subok}
+    if order in ("C", "F"):
+        if _examples_contiguous(x, bdim, order):
+            x = np.array(x, copy=copy if not fresh else None, order="K", like=x, **kw)
+        elif copy is False:
+            raise ValueError(_COPY_ERROR)
+        elif order == "C":
+            x, bdim = np.array(move_bdim_to_front(x, bdim), order="C", like=x, **kw), 0
+        else:
+            x, bdim = np.array(np.moveaxis(x, bdim, -1), order="F", like=x, **kw), nd
+    else:
+        x = np.array(x, copy=copy if not fresh else None, order=order or "K", like=x, **kw)
+    if ndmin > nd:
+        k = ndmin - nd
+        if bdim == 0:
+            x = np.expand_dims(x, tuple(range(1, 1 + k)))
+        else:  # the first logical axis is physical axis 0
+            x, bdim = np.expand_dims(x, tuple(range(k))), bdim + k
+    return wrap(x, bdim, level)
+
+
+def _raw(op, impl):
+    def rule(level, args, kwargs):
+        return impl(level, *args, **kwargs)
+
+    rule.__name__ = f"{op.__name__}_rule"
+    return batch_rule(op, raw=True)(rule)
+
+
+def _array(level, object, dtype=None, *, copy=True, order="K", subok=False, ndmin=0,
+           ndmax=None):
+    return _convert(level, object, dtype=dtype, copy=copy, order=order, subok=subok,
+                    ndmin=ndmin, ndmax=ndmax)
+
+
+def _asarray(level, a, dtype=None, order=None, *, device=None, copy=None):
+    return _convert(level, a, dtype=dtype, copy=copy, order=order, subok=False, device=device)
+
+
+def _asanyarray(level, a, dtype=None, order=None, *, device=None, copy=None):
+    return _convert(level, a, dtype=dtype, copy=copy, order=order, subok=True, device=device)
+
+
+def _ascontiguousarray(level, a, dtype=None):
+    return _convert(level, a, dtype=dtype, copy=None, order="C", subok=False, ndmin=1)
+
+
+def _asfortranarray(level, a, dtype=None):
+    return _convert(level, a, dtype=dtype, copy=None, order="F", subok=False, ndmin=1)
+
+
+def _require(level, a, dtype=None, requirements=None):
+    if not requirements:
+        return _convert(level, a, dtype=dtype, copy=None, subok=True)
+    reqs = {_FLAGS[r.upper()] for r in requirements}  # KeyError for an unknown flag, as NumPy
+    subok = "E" not in reqs
+    reqs.discard("E")
+    if reqs >= {"C", "F"}:
+        raise ValueError('Cannot specify both "C" and "F" order')
+    order = "C" if "C" in reqs else "F" if "F" in reqs else "A"
+    reqs -= {"C", "F"}
+    out = _convert(level, a, dtype=dtype, copy=None, order=order, subok=subok)
+    # OWNDATA: an example is a view into the batch (as in the loop, where it is a slice of the
+    # input), so it never owns its data: always a copy. ALIGNED / WRITEABLE: the physical flags
+    # (backends without them, e.g. CuPy, are aligned and writeable).
+    flags = getattr(out._value, "flags", None)
+    if "O" in reqs or any(not getattr(flags, name, True)
+                          for r, name in (("A", "aligned"), ("W", "writeable")) if r in reqs):
+        out = _convert(level, out, copy=True, order=order, subok=subok)
+    return out
+
+
+array_rule = _raw(np.array, _array)
+asarray_rule = _raw(np.asarray, _asarray)
+asanyarray_rule = _raw(np.asanyarray, _asanyarray)
+ascontiguousarray_rule = _raw(np.ascontiguousarray, _ascontiguousarray)
+asfortranarray_rule = _raw(np.asfortranarray, _asfortranarray)
+require_rule = _raw(np.require, _require)
+
+
+# ---- linspace, logspace, geomspace --------------------------------------------------------------
+# NumPy's arithmetic, op for op, on batch-first values with the sample axis at 1. One branch of
+# NumPy's linspace is data-dependent (when any step of an example is 0 it computes
+# ``arange / div * delta`` instead of ``arange * step``): it is taken per example with a
+# ``where``, so every example gets the bits the loop gives it (integer dtypes floor them).
+def _python_scalar(v) -> bool:
+    return isinstance(v, (int, float, complex)) and not isinstance(v, np.generic)
+
+
+def _as_array(v, ref, ndmin=0):
+    """``np.array(v, copy=None, subok=True, ndmin=ndmin)`` of an unbatched value, on ``ref``'s
+    backend when ``v`` is not an array itself."""
+    like = v if hasattr(v, "__array_function__") else ref
+    return np.array(v, copy=None, subok=True, ndmin=ndmin, like=like)
+
+
+def _lin(start, sbd, stop, tbd, num, endpoint, rank, device=None):
+    """``(y, step, dt)``: y of physical shape ``(B, num, *S)`` (S: the examples' broadcast shape
+    of ``start`` and ``stop``, at least ``rank`` axes), step ``(B, *S)`` or NaN; at least one
+    of start, stop is batched."""
+    num = operator.index(num)
+    if num < 0:
+        raise ValueError(f"Number of samples, {num}, must be non-negative.")
+    div = (num - 1) if endpoint else num
+    dt = np.result_type(start, stop, 0.0)  # Python scalars are weak, as in NumPy's converter
+    start, stop = align_front([start, stop], [sbd, tbd], rank)
+    delta = np.expand_dims(np.subtract(stop, start, dtype=dt), 1)
+    kw = {} if device is None else {"device": device}
+    ar = np.arange(0, num, dtype=dt, like=delta, **kw)
+    ar = np.reshape(ar, (1, num) + (1,) * (delta.ndim - 2))
+    if div > 0:
+        step = delta / div
+        zero = np.any(step == 0, axis=tuple(range(1, step.ndim)), keepdims=True)
+        y = np.where(zero, ar / div * delta, ar * step)
+        step = step[:, 0]
+    else:
+        step = np.nan
+        y = ar * delta
+    y = y + (np.expand_dims(start, 1) if sbd is not None else start)
+    if endpoint and num > 1:
+        y[:, -1] = stop
+    return y, step, dt
+
+
+@batch_rule(np.linspace)
+def linspace_rule(start, start_bdim, stop, stop_bdim, num=50, endpoint=True, retstep=False,
+                  dtype=None, axis=0, *, device=None):
+    rank = max(logical_rank(start, start_bdim), logical_rank(stop, stop_bdim))
+    y, step, dt = _lin(start, start_bdim, stop, stop_bdim, num, endpoint, rank, device)
+    ax = wrap_axis(axis, y.ndim - 1)
+    y = np.moveaxis(y, 1, ax + 1)
+    if dtype is None:
+        dtype = dt
+    elif np.issubdtype(dtype, np.integer):
+        y = np.floor(y)
+    y = y.astype(dtype, copy=False)
+    if retstep:
+        return (y, 0), (step, 0 if step is not np.nan else None)
+    return y, 0
+
+
+@batch_rule(np.logspace)
+def logspace_rule(start, start_bdim, stop, stop_bdim, num=50, endpoint=True, base=10.0,
+                  base_bdim=None, dtype=None, axis=0):
+    ranks = [logical_rank(start, start_bdim), logical_rank(stop, stop_bdim)]
+    rb = logical_rank(base, base_bdim)
+    full_base = not isinstance(base, (float, int)) and rb > 0
+    ref = next(v for v, b in ((start, start_bdim), (stop, stop_bdim), (base, base_bdim))
+               if b is not None)
+    if full_base:  # NumPy broadcasts start, stop and base first (np.array(..., ndmin=))
+        ranks.append(rb)
+        start, stop = (_as_array(v, ref) if _python_scalar(v) else v for v in (start, stop))
+    rank = max(ranks)
+    if start_bdim is None and stop_bdim is None:
+        if full_base:
+            start, stop = (_as_array(v, ref, rank) for v in (start, stop))
+        y = np.linspace(start, stop, num=num, endpoint=endpoint, axis=axis)
+        ax = wrap_axis(axis, y.ndim)
+        y_bdim = None
+    else:
+        y, _, _ = _lin(start, start_bdim, stop, stop_bdim, num, endpoint, rank)
+        ax = wrap_axis(axis, y.ndim - 1)
+        y, y_bdim = np.moveaxis(y, 1, ax + 1), 0
+    if full_base:
+        if base_bdim is None:
+            base = np.expand_dims(_as_array(base, ref, rank), ax)
+        else:
+            base = np.expand_dims(pad_to_rank(move_bdim_to_front(base, base_bdim), rank), ax + 1)
+    elif base_bdim is not None:
+        base = pad_to_rank(move_bdim_to_front(base, base_bdim), rank + 1)
+    out = np.power(base, y)
+    if dtype is not None:
+        out = out.astype(dtype, copy=False)
+    return out, (0 if base_bdim is not None or y_bdim is not None else None)
+
+
+@batch_rule(np.geomspace)
+def geomspace_rule(start, start_bdim, stop, stop_bdim, num=50, endpoint=True, dtype=None,
+                   axis=0):
+    like = start if start_bdim is not None else stop
+    # NumPy converts both with asanyarray: Python scalars are int64 / float64 here, not weak
+    start, stop = (_as_array(v, like) if _python_scalar(v) else v for v in (start, stop))
+    rank = max(logical_rank(start, start_bdim), logical_rank(stop, stop_bdim))
+    start, stop = align_front([start, stop], [start_bdim, stop_bdim], rank)
+    if np.any(start == 0) or np.any(stop == 0):
+        raise ValueError("Geometric sequence cannot include zero")
+    dt = np.result_type(start, stop, float(num), np.dtype(dtype))
+    dtype = dt if dtype is None else np.dtype(dtype)
+    sbd = None if start_bdim is None else 0  # batch-first now; stop / out_sign below is always
+    start = start.astype(dt, copy=True)
+    out_sign = np.sign(start)
+    start = start / out_sign
+    stop = stop.astype(dt, copy=True) / out_sign
+    y, _, _ = _lin(np.log10(start), sbd, np.log10(stop), 0, num, endpoint, rank)
+    result = np.power(10.0, y).astype(dt, copy=False)
+    if num > 0:  # the endpoints exactly, as NumPy sets them
+        result[:, 0] = start
+        if num > 1 and endpoint:
+            result[:, -1] = stop
+    result *= out_sign if sbd is None else np.expand_dims(out_sign, 1)
+    ax = wrap_axis(axis, result.ndim - 1)
+    return np.moveaxis(result, 1, ax + 1).astype(dtype, copy=False), 0
+
+
+# ---- meshgrid -----------------------------------------------------------------------------------
+@batch_rule(np.meshgrid)
+def meshgrid_rule(*xi, xi_bdims, copy=True, sparse=False, indexing="xy"):
+    """Every input raveled (per example) and laid along its own axis; the batched ones keep a
+    batch axis in front, the plain ones stay plain. Not sparse: read-only broadcast views
+    (``np.broadcast_to``), or copies with ``copy=True`` (the default)."""
+    if indexing not in ["xy", "ij"]:
+        raise ValueError("Valid values for `indexing` are 'xy' and 'ij'.")
+    ndim = len(xi)
+    ref, n = next((v, v.shape[b]) for v, b in zip(xi, xi_bdims) if b is not None)
+    flat = []
+    for v, b in zip(xi, xi_bdims):
+        if b is None:
+            v = v if hasattr(v, "__array_function__") else np.asarray(v, like=ref)
+            flat.append((np.reshape(v, (-1,)), None))
+        else:
+            flat.append((np.reshape(move_bdim_to_front(v, b), (n, -1)), 0))
+    sizes = [v.shape[-1] for v, _ in flat]
+    axes = list(range(ndim))
+    if indexing == "xy" and ndim > 1:
+        axes[0], axes[1] = 1, 0
+    out = []
+    for (v, b), ax in zip(flat, axes):
+        shape = [1] * ndim
+        shape[ax] = v.shape[-1]
+        out.append((np.reshape(v, tuple(shape) if b is None else (n,) + tuple(shape)), b))
+    if not sparse:
+        full = [1] * ndim
+        for s_, ax in zip(sizes, axes):
+            full[ax] = s_
+        full = tuple(full)
+        out = [(np.broadcast_to(v, full if b is None else (n,) + full), b) for v, b in out]
+    if copy:
+        return tuple((np.copy(v), b) for v, b in out)
+    return tuple(out) if not sparse else out
