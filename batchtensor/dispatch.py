@@ -171,6 +171,8 @@ def _like_call(op, args: tuple, kwargs: dict, like: Any) -> Any:
     if type(like) is not BatchedTensor:
         return op(*args, **kwargs)
     like._level.check_alive()
+    if _RECORDERS:
+        _record(op, "rule")  # the dispatcher's own rule for creation with like=: no loop
     while type(like) is BatchedTensor:
         like = like._value
     return op(*args, like=like, **kwargs)

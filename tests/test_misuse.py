@@ -271,7 +271,7 @@ CASES = [
      r"out_axes=3 is out of range"),
     ("out_axes_leaf_vs_tuple", vm(np.sin, X, out_axes=((0, 0),)), VE, r"out_axes"),
     # ---- bad vmap options ----------------------------------------------------------------------
-    ("chunk_zero", vm(np.sin, X, chunk_size=0), VE, r"chunk_size must be None or a positive int"),
+    ("chunk_zero", vm(np.sin, X, chunk_size=0), VE, r"chunk_size must be None, 'auto' or a positive int"),
     ("chunk_negative", vm(np.sin, X, chunk_size=-2), VE, r"chunk_size"),
     ("chunk_float", vm(np.sin, X, chunk_size=1.5), VE, r"chunk_size"),
     ("chunk_bool", vm(np.sin, X, chunk_size=True), VE, r"chunk_size"),
