@@ -16,15 +16,6 @@ X = RNG.normal(size=(4, 3, 5))
 Y = RNG.normal(size=(4, 3, 5))
 
 
-@pytest.fixture
-def strict():
-    """Rules and decompositions only: a loop fallback is an error."""
-    old = bt.config.fallback
-    bt.config.fallback = "error"
-    yield
-    bt.config.fallback = old
-
-
 def compare(f, *args, in_axes=0, exact=False):
     """vmap(f) against the loop on copies of the inputs: same outputs, same input mutations."""
     a = [np.copy(x) for x in args]

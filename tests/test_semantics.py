@@ -20,15 +20,6 @@ V = RNG.normal(size=(4, 5))
 IDX = RNG.integers(0, 3, size=4)
 
 
-@pytest.fixture
-def strict():
-    """Rules and boxed kinds only: a loop fallback is an error."""
-    old = bt.config.fallback
-    bt.config.fallback = "error"
-    yield
-    bt.config.fallback = old
-
-
 def compare(f, *args, in_axes=0, out_axes=0, **kw):
     """vmap(f) against the loop on copies of the inputs: same outputs, same input mutations."""
     a = [np.copy(x) for x in args]

@@ -10,14 +10,6 @@ import batchtensor as bt
 from batchtensor.dispatch import record_paths
 
 
-@pytest.fixture
-def silent_fallback():
-    old = bt.config.fallback
-    bt.config.fallback = "silent"
-    yield
-    bt.config.fallback = old
-
-
 def _loop(f, *xs):
     return np.stack([f(*ex) for ex in zip(*xs)])
 

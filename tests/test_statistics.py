@@ -12,14 +12,6 @@ import pytest
 import batchtensor as bt
 
 
-@pytest.fixture
-def strict():
-    old = bt.config.fallback
-    bt.config.fallback = "error"
-    yield
-    bt.config.fallback = old
-
-
 def test_bincount_unequal_lengths_raise_and_name_minlength(strict):
     x = np.array([[0, 1, 2], [0, 1, 5]])
     with pytest.raises(bt.BatchingError, match=r"minlength=6"):
