@@ -84,16 +84,25 @@ def _vdot_nc(x, y):
 
 
 # ---- dot, vdot, inner, outer, kron --------------------------------------------------------------
-@batch_rule(np.dot)
-def dot_rule(a, a_bdim, b, b_bdim, out=None):
-    require(out is None, "np.dot with out= (NumPy requires a C-contiguous out of the exact "
-                         "result dtype per example; the loop reproduces that)")
+def _prepare_product(a, a_bdim, b, b_bdim):
+    """Both operands on one backend and their logical ranks; with a 0-d operand, dot and inner
+    are an elementwise product, returned (as ``(out, bdim)``) in the last item."""
     like = a if a_bdim is not None else b
     a, b = as_operand(a, like), as_operand(b, like)
     ra, rb = logical_rank(a, a_bdim), logical_rank(b, b_bdim)
     if ra == 0 or rb == 0:
         vals, bdim = align_pointwise([a, b], [a_bdim, b_bdim])
-        return np.multiply(*vals), bdim
+        return a, b, ra, rb, (np.multiply(*vals), bdim)
+    return a, b, ra, rb, None
+
+
+@batch_rule(np.dot)
+def dot_rule(a, a_bdim, b, b_bdim, out=None):
+    require(out is None, "np.dot with out= (NumPy requires a C-contiguous out of the exact "
+                         "result dtype per example; the loop reproduces that)")
+    a, b, ra, rb, scalar = _prepare_product(a, a_bdim, b, b_bdim)
+    if scalar is not None:
+        return scalar
     if b_bdim is None:
         # b's non-contracted dims are outer dims of the result: a's batch axis rides along as
         # one more leading dim of a.
@@ -131,12 +140,9 @@ def vdot_rule(a, a_bdim, b, b_bdim):
 
 @batch_rule(np.inner)
 def inner_rule(a, a_bdim, b, b_bdim):
-    like = a if a_bdim is not None else b
-    a, b = as_operand(a, like), as_operand(b, like)
-    ra, rb = logical_rank(a, a_bdim), logical_rank(b, b_bdim)
-    if ra == 0 or rb == 0:
-        vals, bdim = align_pointwise([a, b], [a_bdim, b_bdim])
-        return np.multiply(*vals), bdim
+    a, b, ra, rb, scalar = _prepare_product(a, a_bdim, b, b_bdim)
+    if scalar is not None:
+        return scalar
     if b_bdim is None:
         return np.inner(move_bdim_to_front(a, a_bdim), b), 0
     if a_bdim is None:
