@@ -443,6 +443,18 @@ def _masked_write(level, xv, xb, key, vv, vb) -> bool:
     return True
 
 
+def _along(a, a_bdim, axis):
+    """``(a, a_bdim, axis)`` for take/compress: ``axis=None`` (and a 0-d example, which NumPy
+    treats as 1-d here) means the flattened example."""
+    if axis is None or logical_rank(a, a_bdim) == 0:
+        if a_bdim is not None:
+            a, a_bdim = _flat_front(a, a_bdim), 0
+        else:
+            a = np.ravel(a)
+        return a, a_bdim, 0 if axis is None else wrap_axis(axis, 1)
+    return a, a_bdim, wrap_axis(axis, logical_rank(a, a_bdim))
+
+
 @batch_rule(np.take)
 def take_rule(a, a_bdim, indices, indices_bdim, axis=None, out=None, out_bdim=None,
               mode="raise"):
@@ -458,16 +470,7 @@ def take_rule(a, a_bdim, indices, indices_bdim, axis=None, out=None, out_bdim=No
         np.copyto(move_bdim_to_front(out, out_bdim), move_bdim_to_front(res, res_bdim),
                   casting="unsafe")
         return out, out_bdim
-    if axis is None or logical_rank(a, a_bdim) == 0:
-        # Take from the flattened example (NumPy also treats a 0-d array as 1-d here).
-        if a_bdim is not None:
-            x = move_bdim_to_front(a, a_bdim)
-            a, a_bdim = np.reshape(x, (x.shape[0], math.prod(x.shape[1:]))), 0
-        else:
-            a = np.ravel(a)
-        axis = 0 if axis is None else wrap_axis(axis, 1)
-    else:
-        axis = wrap_axis(axis, logical_rank(a, a_bdim))
+    a, a_bdim, axis = _along(a, a_bdim, axis)
     if indices_bdim is None:
         pax = physical_axis(axis, a_bdim)
         if type(a) is not BatchedTensor and type(indices) is BatchedTensor:
@@ -929,15 +932,7 @@ def compress_rule(condition, condition_bdim, a, a_bdim, axis=None, out=None):
         raise unbatched_out_error("numpy.compress")
     if logical_rank(condition, condition_bdim) != 1:
         raise ValueError("condition must be a 1-d array")
-    if axis is None or logical_rank(a, a_bdim) == 0:
-        if a_bdim is not None:
-            a = _flat_front(a, a_bdim)
-            a_bdim = 0
-        else:
-            a = np.ravel(a)
-        axis = 0 if axis is None else wrap_axis(axis, 1)
-    else:
-        axis = wrap_axis(axis, logical_rank(a, a_bdim))
+    a, a_bdim, axis = _along(a, a_bdim, axis)
     if condition_bdim is None:
         pax = physical_axis(axis, a_bdim)
         return np.compress(condition, a, axis=pax), a_bdim
