@@ -435,21 +435,31 @@ def _new(value, bdim, level) -> BatchedTensor:
 # NumPy's __array_ufunc__ protocol costs before our code even runs (DESIGN §6).
 
 def _binary_fast(ufunc):
-    def forward(self, other):
+    # Locals bound as defaults: each global look-up saved is ~20 ns on a ~400 ns path.
+    def forward(self, other, _bt=BatchedTensor, _make=object.__new__, _rec=_RECORDERS,
+                _scalars=_SCALAR_TYPES):
         level = self._level
         if not level.alive:
             level.check_alive()
         t = type(other)
-        if t is BatchedTensor:
-            if other._level is level and other._bdim == self._bdim \
-                    and other._value.ndim == self._value.ndim:
-                if _RECORDERS:
+        if t is _bt:
+            v, b, ov = self._value, self._bdim, other._value
+            if other._level is level and other._bdim == b and ov.ndim == v.ndim:
+                if _rec:
                     _record(ufunc, "boxed")
-                return _new(ufunc(self._value, other._value), self._bdim, level)
-        elif t in _SCALAR_TYPES:
-            if _RECORDERS:
+                r = _make(_bt)
+                r._value = ufunc(v, ov)
+                r._bdim = b
+                r._level = level
+                return r
+        elif t in _scalars:
+            if _rec:
                 _record(ufunc, "boxed")
-            return _new(ufunc(self._value, other), self._bdim, level)
+            r = _make(_bt)
+            r._value = ufunc(self._value, other)
+            r._bdim = self._bdim
+            r._level = level
+            return r
         elif t is np.ndarray and self._bdim == 0 and other.ndim < self._value.ndim:
             if _RECORDERS:
                 _record(ufunc, "boxed")
@@ -461,15 +471,20 @@ def _binary_fast(ufunc):
             return res
         return _dispatch.ufunc_call(ufunc, "__call__", (self, other), {})
 
-    def reflected(self, other):
+    def reflected(self, other, _bt=BatchedTensor, _make=object.__new__, _rec=_RECORDERS,
+                  _scalars=_SCALAR_TYPES):
         level = self._level
         if not level.alive:
             level.check_alive()
         t = type(other)
-        if t in _SCALAR_TYPES:
-            if _RECORDERS:
+        if t in _scalars:
+            if _rec:
                 _record(ufunc, "boxed")
-            return _new(ufunc(other, self._value), self._bdim, level)
+            r = _make(_bt)
+            r._value = ufunc(other, self._value)
+            r._bdim = self._bdim
+            r._level = level
+            return r
         if t is np.ndarray and self._bdim == 0 and other.ndim < self._value.ndim:
             if _RECORDERS:
                 _record(ufunc, "boxed")
