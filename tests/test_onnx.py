@@ -4,8 +4,10 @@ batch sizes 1, 3 and 7 (inside export) and at another size against the per-examp
 
 from __future__ import annotations
 
+import operator
 import subprocess
 import sys
+import warnings
 
 import numpy as np
 import pytest
@@ -311,6 +313,78 @@ def test_in_place_write_into_a_created_array():
     model = export(f, x)
     (got,) = _run(model, {"x": x[:2]})
     np.testing.assert_array_equal(got, _loop(f, (x[:2],), (0,)))
+
+
+def _loop_copy(f, args):
+    """The per-example loop on copies (``f`` may write its arguments in place)."""
+    return _loop(f, [np.copy(a) for a in args], (0,) * len(args))
+
+
+def _check_at_two(f, args):
+    """Export (validated inside), then run at batch size 2 against the loop."""
+    model = export(f, *[np.copy(a) for a in args])
+    names = [i.name for i in model.graph.input]
+    small = [np.copy(a[:2]) for a in args]
+    (got,) = _run(model, dict(zip(names, [np.copy(a) for a in small])))
+    np.testing.assert_array_equal(got, _loop_copy(f, small))
+    return model
+
+
+def test_out_receives_broadcast_inputs_and_keeps_its_content_off_where():
+    rng = _rng(11)
+    x, o, m = rng.normal(size=(5, 4)), rng.normal(size=(5, 3, 4)), rng.random((5, 3, 4)) < 0.5
+    x34 = rng.normal(size=(5, 3, 4))
+    _check_at_two(lambda x, o: np.add(x, x, out=o), (x, o))  # (4,) into (3, 4)
+    _check_at_two(lambda x, o: np.negative(x, out=o), (x, o))
+    _check_at_two(lambda x, o, m: np.multiply(x, 2.0, out=o, where=m), (x34, o, m))
+    _check_at_two(lambda x, o, m: np.add(x, 1.0, out=o, where=m), (x, o, m))
+    # np.clip / np.round: the boxed rule passes out= positionally
+    _check_at_two(lambda x, o: np.clip(x, -0.5, 0.5, out=o), (x, o))
+    _check_at_two(lambda x, o, m: np.clip(x, -0.5, 0.5, out=o, where=m), (x34, o, m))
+    _check_at_two(lambda x, o: np.round(x, 1, out=o), (x34, o.astype(np.float32)))
+    with pytest.raises(UnsupportedOpError, match="out= must be one recorded array"):
+        export(lambda x, o: np.divmod(x, 2.0, out=(o, None))[0], x34, o)
+
+
+def test_in_place_operators_on_an_input():
+    rng = _rng(12)
+    a, b = rng.normal(size=(5, 3, 4)), rng.normal(size=(5, 4))
+    ia, ib = rng.integers(-50, 50, size=(5, 3, 4)), rng.integers(0, 9, size=(5, 4))
+    ops = [(operator.iadd, a, b), (operator.isub, a, b), (operator.imul, a, b),
+           (operator.itruediv, a, b), (operator.ifloordiv, a, b), (operator.ipow, np.abs(a), b),
+           (operator.ipow, ia, ib), (operator.ixor, ia, ib), (operator.imod, ia, ib + 1)]
+    for op, x, y in ops:
+        with np.errstate(all="ignore"):  # (validation feeds onnxruntime copies: eager writes a)
+            _check_at_two(lambda a, b, op=op: op(a, b), (x, y))
+
+
+def test_integer_power_is_exact_and_wraps():
+    # onnxruntime's integer Pow goes through double: 12345**4 is off by one there
+    a = np.array([[12345, 3, -7, 2, 0, -1, 5]] * 4, dtype=np.int64) + np.arange(4)[:, None]
+    b = np.array([[4, 39, 30, 70, 0, 63, 2]] * 4, dtype=np.int64)
+    model = _check_at_two(np.power, (a, b))
+    assert "Loop" in {n.op_type for n in model.graph.node}
+    _check_at_two(np.power, (a.astype(np.int8), b.astype(np.int8)))
+    _check_at_two(lambda a: a ** 3, (a.astype(np.int32),))
+
+
+def test_ufunc_dtype_selects_the_loop():
+    # dtype=float32 makes NumPy divide in float32: x // 0 is inf, x % 0 nan (integers give 0)
+    a = np.array([[-7, 7, 3, 0, 5]] * 4, dtype=np.int64) + np.arange(4)[:, None]
+    b = np.array([[2, -2, 0, 0, 3]] * 4, dtype=np.int64)
+    for uf in (np.floor_divide, np.remainder, np.fmod):
+        with np.errstate(all="ignore"):
+            _check_at_two(lambda a, b, uf=uf: uf(a, b, dtype=np.float32), (a, b))
+    with np.errstate(all="ignore"):
+        _check_at_two(lambda a, b: np.stack(np.divmod(a, b, dtype=np.float64)), (a, b))
+
+
+def test_nan_reductions_of_0d_examples():
+    x = np.array([1.5, np.nan, -2.0, np.nan, 0.25])
+    for fn in (np.nanmean, np.nanmax, np.nanmin, np.nansum):
+        with np.errstate(all="ignore"), warnings.catch_warnings():
+            warnings.simplefilter("ignore", RuntimeWarning)  # all-NaN slices
+            _check_at_two(fn, (x,))
 
 
 def test_gather_with_batched_indices():

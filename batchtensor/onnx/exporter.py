@@ -412,7 +412,7 @@ def _run_ort(model, func, in_axes, out_axes, plan, kwargs, nsym, rtol, atol) -> 
         j = 0
         for i, leaf in enumerate(leaves):
             if plan.maps[i]:
-                feeds[in_names[j]] = leaf
+                feeds[in_names[j]] = leaf.copy()  # eager vmap may write its arguments in place
                 j += 1
         want, _ = flatten(vm(*unflatten(plan.treedef, leaves), **kwargs))
         try:

@@ -74,6 +74,7 @@ class Graph:
         self._ids = itertools.count()
         self.op_name = "?"  # the physical op being lowered (for messages)
         self.site = ""  # where it was called from (node doc strings)
+        self.target = None  # the TArray an in-place op / out= writes, while it is lowered
         self.shape_consts: list = []  # (node, input index) of shape-like int64 constants
         self.f64_matmuls: list = []  # (MatMul node, rank a, rank b) in float64
 

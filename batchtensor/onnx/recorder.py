@@ -19,6 +19,7 @@ and a view read after its base was written raises instead of giving a stale valu
 
 from __future__ import annotations
 
+import inspect
 import operator
 import os
 import sys
@@ -236,6 +237,7 @@ class TArray(NDArrayOperatorsMixin):
         meta = _META.get(func)
         if meta is not None:
             return meta(func, args, kwargs)
+        args, kwargs = _out_by_name(func, args, kwargs)
         return record(func, func, args, kwargs)
 
     def __array_ufunc__(self, ufunc, method, *inputs, **kwargs):
@@ -364,6 +366,38 @@ _META: dict = {np.shape: _meta_shape, np.size: _meta_size, np.ndim: _meta_plain,
 
 
 # ---- recording ----------------------------------------------------------------------------------
+_OUT_POS: dict = {}
+
+
+def _out_by_name(func, args: tuple, kwargs: dict) -> tuple:
+    """``args, kwargs`` with a positional ``out`` (``np.clip(a, lo, hi, o)``, as the boxed
+    rules call it) and the arguments after it passed by name, so that the recorder sees the
+    write."""
+    names = _OUT_POS.get(func, ())
+    if names == ():
+        names = None
+        try:
+            params = list(inspect.signature(func).parameters.values())
+        except (TypeError, ValueError):
+            params = []
+        for i, p in enumerate(params):
+            if p.kind not in (p.POSITIONAL_ONLY, p.POSITIONAL_OR_KEYWORD):
+                break
+            if p.name == "out":
+                names = [q.name for q in params[i:]
+                         if q.kind in (q.POSITIONAL_ONLY, q.POSITIONAL_OR_KEYWORD)], i
+                break
+        _OUT_POS[func] = names
+    if names is not None and len(args) > names[1]:
+        rest, i = names
+        kwargs = dict(kwargs)
+        kwargs.update(zip(rest, args[i:]))
+        args = args[:i]
+    if "out" in kwargs and kwargs["out"] is None:  # (the lowerings' own ``out`` is the result)
+        kwargs = {k: v for k, v in kwargs.items() if k != "out"}
+    return args, kwargs
+
+
 def _map(obj: Any, which: int) -> Any:
     """``obj`` with every TArray replaced by its trace (0) or shadow (1) value."""
     t = type(obj)
@@ -451,6 +485,10 @@ def record(op: Any, key: Any, args: tuple, kwargs: dict) -> Any:
 
     pa, pk = _map(args, 0), _map(kwargs, 0)
     sa, sk = _map(args, 1), _map(kwargs, 1)
+    # The eager op writes a constant target in place: keep its old content for the lowering
+    # (a masked write keeps it where the mask is False).
+    before = target.v.copy() if depends and type(target) is TArray and target.name is None \
+        else None
     out_v = op(*pa, **pk)  # NumPy's own errors propagate unchanged
     try:
         out_s = op(*sa, **sk)
@@ -485,10 +523,16 @@ def record(op: Any, key: Any, args: tuple, kwargs: dict) -> Any:
                 f"{name}: an in-place write through a view of another array cannot be "
                 f"exported (ONNX values are immutable). Write into an array you created "
                 f"(np.zeros_like, np.copy) and that is not a view.")
+        if before is not None:
+            target.name = g.const(before)
         lkw = {k: v for k, v in kwargs.items() if k != "out"} if out_arg is not None else kwargs
         res_v = target.v if write_idx is not None else _first(out_v)
         res_s = target.s if write_idx is not None else _first(out_s)
-        new = fn(g, Out(res_v, res_s), *args, **lkw)
+        g.target = target  # the array written (its current graph value is the old content)
+        try:
+            new = fn(g, Out(res_v, res_s), *args, **lkw)
+        finally:
+            g.target = None
         if isinstance(new, (list, tuple)):
             new = new[0]
         if new is not None:

@@ -17,16 +17,22 @@ import numpy as np
 
 from ..errors import UnsupportedOpError
 from ..kernels import has_kernel
-from ..recorder import lowering
+from ..recorder import TArray, lowering
 from ._common import BOOL, NoValue, dtype_of, given, refuse
 
 __all__ = ["UFUNCS", "ufunc_dtypes"]
 
 
-def ufunc_dtypes(ufunc, inputs, outs) -> tuple:
-    """NumPy's loop dtypes for ``inputs``, given the eager output dtypes."""
+def ufunc_dtypes(ufunc, inputs, kwargs: dict) -> tuple:
+    """NumPy's loop dtypes for ``inputs`` under the call's ``dtype=`` / ``signature=`` /
+    ``casting=`` (an ``out=`` array does not choose the loop: the result is cast into it)."""
     ins = tuple(dtype_of(x) for x in inputs)
-    return ufunc.resolve_dtypes(ins + tuple(o.dtype for o in outs))
+    sig = kwargs.get("signature")
+    if given(kwargs.get("dtype")):
+        sig = (None,) * ufunc.nin + (np.dtype(kwargs["dtype"]),) * ufunc.nout
+    kw = {"signature": sig} if given(sig) else {}
+    return ufunc.resolve_dtypes(ins + (None,) * ufunc.nout,
+                                casting=kwargs.get("casting", "same_kind"), **kw)
 
 
 # ---- builder helpers: (g, names, loop dtypes) -> name ------------------------------------------
@@ -254,7 +260,46 @@ def _divmod(g, n, d):
 
 
 def _power(g, n, d):
+    if d[0].kind in "iu":
+        return _int_power(g, n[0], n[1], d[0])
     return g.math("Pow", n, d[0])
+
+
+def _int_power(g, a, b, dt):
+    """NumPy's integer power: exact, wrapping on overflow. onnxruntime's integer ``Pow`` goes
+    through double (``12345**4`` is off by one), so square-and-multiply runs in a ``Loop`` over
+    the exponent's bits, in int64 (the low bits of a wrapped product are those of the narrow
+    type's product). Negative exponents raise in NumPy; the graph's value there is unspecified."""
+    from onnx import helper  # noqa: PLC0415
+
+    if dt == np.uint64:
+        raise refuse("integer power of uint64")
+    i64 = np.dtype(np.int64)
+    x, e = g.cast(a, i64) if dt != i64 else a, g.cast(b, i64) if dt != i64 else b
+    zero, one, two = (_c(g, v, i64) for v in (0, 1, 2))
+    x0 = g.node("Add", [x, g.node("Mul", [e, zero])])  # all three in the broadcast shape
+    e0 = g.node("Add", [e, g.node("Mul", [x, zero])])
+    r0 = g.node("Add", [g.node("Mul", [x0, zero]), one])
+    t = helper.make_tensor_value_info
+    ty = helper.np_dtype_to_tensor_dtype
+    names = [g.fresh("pow") for _ in range(12)]
+    it, cond, r, x_, e_, bit, set_, rx, r2, x2, e2, cond2 = names
+    body = helper.make_graph(
+        [helper.make_node("Mod", [e_, two], [bit]),
+         helper.make_node("Equal", [bit, one], [set_]),
+         helper.make_node("Mul", [r, x_], [rx]),
+         helper.make_node("Where", [set_, rx, r], [r2]),
+         helper.make_node("Mul", [x_, x_], [x2]),
+         helper.make_node("Div", [e_, two], [e2]),
+         helper.make_node("Identity", [cond], [cond2])],
+        g.fresh("int_power_body"),
+        [t(it, ty(i64), []), t(cond, ty(np.dtype(bool)), []), t(r, ty(i64), None),
+         t(x_, ty(i64), None), t(e_, ty(i64), None)],
+        [t(cond2, ty(np.dtype(bool)), []), t(r2, ty(i64), None), t(x2, ty(i64), None),
+         t(e2, ty(i64), None)])
+    bits = dt.itemsize * 8 - (dt.kind == "i")
+    res = g.node("Loop", [g.scalar(bits, i64), "", r0, x0, e0], n_out=3, body=body)[0]
+    return g.cast(res, dt) if dt != i64 else res
 
 
 def _square(g, n, d):
@@ -409,7 +454,7 @@ UFUNCS: dict = {
     np.remainder: (_remainder, ("Mod", "Where")),
     np.fmod: (_fmod, ("Mod",)),
     np.divmod: (_divmod, ("Div", "Mod", "Where")),
-    np.power: (_power, ("Pow",)),
+    np.power: (_power, ("Pow", "Loop (integers)")),
     np.float_power: (_power, ("Pow",)),
     np.negative: (_neg, ("Neg",)),
     np.positive: (_identity, ("Identity",)),
@@ -441,6 +486,8 @@ UFUNCS: dict = {
     np.arctanh: (_simple("Atanh"), ("Atanh",)),
     np.deg2rad: (_scaled(math.pi / 180), ("Mul",)),
     np.rad2deg: (_scaled(180 / math.pi), ("Mul",)),
+    np.radians: (_scaled(math.pi / 180), ("Mul",)),
+    np.degrees: (_scaled(180 / math.pi), ("Mul",)),
     np.floor: (_float_or_identity("Floor"), ("Floor",)),
     np.ceil: (_float_or_identity("Ceil"), ("Ceil",)),
     np.trunc: (_trunc, ("Floor", "Ceil", "Where")),
@@ -482,16 +529,13 @@ _ALLOWED_KW = {"dtype", "casting", "order", "subok", "signature", "where"}
 
 def _make_ufunc_lowering(ufunc, build):
     def lower(g, out, *inputs, **kwargs):
-        for k, v in kwargs.items():
-            if k not in _ALLOWED_KW:
-                raise refuse(f"the keyword {k}=")
-            if k == "where" and v is not True:
-                raise refuse("where= of a ufunc (without out=, NumPy leaves the masked-out "
-                             "elements uninitialised)")
-            if k == "signature" and given(v):
-                raise refuse("signature=")
+        target = g.target  # the out= array (None: a new result)
+        _check_ufunc_kwargs(g, kwargs)
         outs = out if isinstance(out, list) else [out]
-        dts = ufunc_dtypes(ufunc, inputs, outs)
+        dts = ufunc_dtypes(ufunc, inputs, kwargs)
+        if target is None and tuple(o.dtype for o in outs) != tuple(dts[ufunc.nin:]):
+            raise refuse(f"this call (NumPy's loop {dts} does not give the result dtypes "
+                         f"{tuple(o.dtype for o in outs)})")
         for dt in dts:
             g.check_dtype(dt)
         # NumPy's float16 loops compute in float32 and round once: so does the graph.
@@ -503,10 +547,40 @@ def _make_ufunc_lowering(ufunc, build):
         final = []
         for r, o, dt in zip(res, outs, cdts[ufunc.nin:]):
             final.append(g.cast(r, o.dtype) if np.dtype(dt) != o.dtype else r)
+        if target is not None:
+            final[0] = _into_target(g, final[0], outs[0], inputs, kwargs.get("where", True))
         return final if isinstance(out, list) else final[0]
 
     lower.__name__ = f"lower_{ufunc.__name__}"
     return lower
+
+
+def _into_target(g, name: str, out, inputs, where) -> str:
+    """The new content of the ``out=`` array ``g.target``: the result broadcast to its shape,
+    and its old content where ``where`` is False."""
+    if not _fills_out(inputs, out):
+        name = g.expand(name, out.dims)
+    if where is not True:
+        name = g.where(g.val(where, BOOL), name, g.val(g.target), out.dtype)
+    return name
+
+
+def _check_ufunc_kwargs(g, kwargs: dict) -> None:
+    for k in kwargs:
+        if k not in _ALLOWED_KW:
+            raise refuse(f"the keyword {k}=")
+    if kwargs.get("where", True) is not True and g.target is None:
+        raise refuse("where= without out= (NumPy leaves the masked-out elements "
+                     "uninitialised)")
+
+
+def _fills_out(inputs, out) -> bool:
+    """Whether the operands broadcast to ``out``'s whole shape (at both traced sizes)."""
+    def shapes(which):
+        return [np.shape(getattr(x, which)) if type(x) is TArray else np.shape(x)
+                for x in inputs]
+    return (np.broadcast_shapes(*shapes("v")) == out.v.shape
+            and np.broadcast_shapes(*shapes("s")) == out.s.shape)
 
 
 for _uf, (_build, _ops) in UFUNCS.items():
@@ -515,18 +589,29 @@ for _uf, (_build, _ops) in UFUNCS.items():
 
 # ---- elementwise functions ----------------------------------------------------------------------
 @lowering(np.clip, onnx=("Max", "Min"))
-def lower_clip(g, out, a, a_min=NoValue, a_max=NoValue, out_=None, *, min=NoValue, max=NoValue,
-               **kwargs):
+def lower_clip(g, out, a, a_min=NoValue, a_max=NoValue, *, min=NoValue, max=NoValue, **kwargs):
     lo = a_min if given(a_min) else min
     hi = a_max if given(a_max) else max
-    dt = out.dtype
+    _check_ufunc_kwargs(g, kwargs)
+    bounds = [b for b in (lo, hi) if given(b)]
+    if given(kwargs.get("dtype")):
+        dt = np.dtype(kwargs["dtype"])
+    elif g.target is None:
+        dt = out.dtype
+    else:  # the dtype NumPy computes in before casting into out=
+        dt = np.result_type(*(x.dtype if type(x) is TArray else x for x in [a] + bounds))
     if dt == BOOL:
         raise refuse("np.clip of booleans")
+    g.check_dtype(dt)
     x = g.val(a, dt)
     if given(lo):
         x = g.math("Max", [x, g.val(lo, dt)], dt)
     if given(hi):
         x = g.math("Min", [x, g.val(hi, dt)], dt)
+    if dt != out.dtype:
+        x = g.cast(x, out.dtype)
+    if g.target is not None:
+        x = _into_target(g, x, out, [a] + bounds, kwargs.get("where", True))
     return x
 
 
@@ -541,9 +626,14 @@ def lower_where(g, out, condition, x=NoValue, y=NoValue):
 
 
 @lowering(np.round, np.around, onnx=("Round", "Mul", "Div"))
-def lower_round(g, out, a, decimals=0, out_=None):
-    dt = out.dtype
-    x = g.val(a, dt)
+def lower_round(g, out, a, decimals=0):
+    # rounded in the input's dtype, then cast into an out= array of another dtype
+    dt = out.dtype if g.target is None else np.dtype(a.dtype)
+    r = _round(g, g.val(a, dt), dt, decimals)
+    return g.cast(r, out.dtype) if dt != out.dtype else r
+
+
+def _round(g, x, dt, decimals):
     if dt.kind != "f":
         if decimals >= 0:
             return g.node("Identity", [x])

@@ -27,6 +27,8 @@ def _check(kw: dict, allowed: set) -> None:
 
 
 def _reduce(g, op_type: str, x: str, dt, axes: tuple, keepdims: bool, out=None) -> str:
+    if not axes:  # NumPy reduces nothing; ONNX would reduce every axis
+        return x
     return g.math(op_type, [x], dt, out=out, extra=[g.i64(axes)], probe_extra=_PROBE_AXES,
                   keepdims=int(keepdims))
 
