@@ -74,3 +74,15 @@ def sub_record(fn, *args, **kwargs) -> Any:
     finally:
         g.op_name, g.site = saved
 
+
+def along_axis(g, a: Any, axis: Any) -> tuple:
+    """``(value, dims, axis)`` of ``a`` for an op along one axis: ``axis=None`` means along the
+    flattened array (NumPy's sort/argsort/take_along_axis convention)."""
+    x = g.val(a)
+    dims = dims_of(a)
+    if axis is None:
+        size = 1
+        for d in dims:
+            size = size * d
+        return g.reshape(x, [size]), [size], 0
+    return x, dims, axes_of(axis, len(dims))[0]

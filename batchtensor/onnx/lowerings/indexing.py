@@ -17,7 +17,7 @@ import numpy as np
 from ...tensor import ndarray_fill
 from ..recorder import TArray, lowering
 from ..symdim import SymDim
-from ._common import BOOL, INT64, INT64_MAX, INT64_MIN, axes_of, dims_of, ndim_of, refuse, \
+from ._common import BOOL, INT64, INT64_MAX, INT64_MIN, along_axis, axes_of, dims_of, ndim_of, refuse, \
     sub_record
 
 __all__: list = []
@@ -283,15 +283,7 @@ def lower_take(g, out, a, indices, axis=None, out_=None, mode="raise"):
 
 @lowering(np.take_along_axis, onnx=("Expand", "GatherElements"))
 def lower_take_along_axis(g, out, arr, indices, axis=-1):
-    x = g.val(arr)
-    adims = dims_of(arr)
-    if axis is None:
-        size = 1
-        for d in adims:
-            size = size * d
-        x, adims, ax = g.reshape(x, [size]), [size], 0
-    else:
-        ax = axes_of(axis, len(adims))[0]
+    x, adims, ax = along_axis(g, arr, axis)
     odims = out.dims
     idx = _index_value(g, indices, adims[ax])
     idx = g.expand(idx, odims)

@@ -9,7 +9,7 @@ from __future__ import annotations
 import numpy as np
 
 from ..recorder import lowering
-from ._common import BOOL, axes_of, dims_of, refuse
+from ._common import BOOL, along_axis, refuse
 
 __all__: list = []
 
@@ -21,15 +21,7 @@ def _topk(g, x: str, dt, k: str, ax: int) -> tuple[str, str]:
 
 
 def _argsort(g, a, axis) -> tuple[str, str, int]:
-    x = g.val(a)
-    dims = dims_of(a)
-    if axis is None:
-        size = 1
-        for d in dims:
-            size = size * d
-        x, dims, ax = g.reshape(x, [size]), [size], 0
-    else:
-        ax = axes_of(axis, len(dims))[0]
+    x, dims, ax = along_axis(g, a, axis)
     dt = a.dtype
     k = g.dim(dims[ax])
     if dt == BOOL:
