@@ -11,6 +11,7 @@ For a call of NumPy callable F with BatchedTensor arguments (DESIGN §4):
 
 from __future__ import annotations
 
+import operator
 from typing import Any
 
 import numpy as np
@@ -18,7 +19,7 @@ import numpy as np
 from .errors import BatchingError, ControlFlowError, LoopFallback
 from .paths import _RECORDERS, _record, record_paths
 from .registry import ARRAY, ARRAYS, REGISTRY, op_name
-from .tensor import _SCALAR_TYPES, BatchedTensor, _new
+from .tensor import _SCALAR_TYPES, BatchedTensor, _new, _rebinds, ndarray_fill
 
 __all__ = ["function_call", "ufunc_call", "unwrap", "wrap", "wrap_result", "find_level",
            "scan_level", "record_paths", "truth_value", "is_physical_type",
@@ -123,6 +124,60 @@ def function_call(op, args: tuple, kwargs: dict, like: Any = None) -> Any:
     """Dispatch a NumPy function call whose arguments contain BatchedTensors.
 
     ``like``: the object whose ``__array_function__`` NumPy called (``self``)."""
+    if kwargs and kwargs.get("out") is not None:
+        _refuse_scalar_targets(kwargs["out"], f"{op_name(op)}(out=...)")
+    if op in _ARRAY_0D:
+        how = _ARRAY_0D[op]
+        if how in ("writes", "writes or nothing"):
+            target = args[0] if args else None
+            if type(target) is BatchedTensor and _rebinds(target):
+                if how == "writes":
+                    _refuse_scalar_targets(target, f"{op_name(op)}(target, ...)")
+                return None  # NumPy's put / fill into a scalar convert it and change nothing
+            return _function_call(op, args, kwargs, like)
+        return _mark_array0d(op, args, _function_call(op, args, kwargs, like))
+    return _function_call(op, args, kwargs, like)
+
+
+# Per example, most 0-d results are immutable NumPy scalars (ufuncs, reductions, x[i]), and an
+# in-place operator on one rebinds (tensor._rebinds). These ops return 0-d *arrays* instead,
+# which in-place operators write into: "always", or "array in" (an array in gives an array out,
+# a scalar in gives a scalar). The loop fallback marks them from the per-example results.
+_ARRAY_0D = {op: "always" for op in (
+    np.array, np.asarray, np.asanyarray, np.ascontiguousarray, np.asfortranarray,
+    np.asarray_chkfinite, np.require, np.copy, np.zeros_like, np.ones_like, np.empty_like,
+    np.full_like, np.where, np.select, np.piecewise, np.i0, np.tensordot, np.cov,
+    np.broadcast_to, np.roll)}
+_ARRAY_0D.update({op: "array in" for op in (
+    np.reshape, np.squeeze, np.transpose, np.swapaxes, np.moveaxis, np.rollaxis, np.real,
+    np.imag)})
+_ARRAY_0D[operator.getitem] = "ellipsis"  # x[0, ...], s[...]: a 0-d array; x[0], a[()]: not
+# Functions that write into their first argument: NumPy refuses a scalar target, or (np.put,
+# ndarray.fill) writes into a converted copy, so the scalar keeps its value.
+_ARRAY_0D.update({np.copyto: "writes", np.place: "writes", np.putmask: "writes",
+                  np.put: "writes or nothing", ndarray_fill: "writes or nothing"})
+
+
+def _mark_array0d(op, args: tuple, res: Any) -> Any:
+    if type(res) is not BatchedTensor or res._value.ndim != 1:
+        return res
+    how = _ARRAY_0D[op]
+    if how == "ellipsis":
+        key = args[1]
+        if not (key is Ellipsis or (type(key) is tuple and any(k is Ellipsis for k in key))):
+            return res
+    elif how == "array in":
+        x = args[0] if args else None
+        if type(x) is BatchedTensor:
+            if x._value.ndim == 1 and not getattr(x, "_array0d", False):
+                return res  # a scalar in, a scalar out
+        elif not (hasattr(x, "ndim") and not isinstance(x, np.generic)):
+            return res
+    res._array0d = True
+    return res
+
+
+def _function_call(op, args: tuple, kwargs: dict, like: Any) -> Any:
     level = scan_level(args)
     if kwargs:
         level = scan_level(kwargs, level)
@@ -312,6 +367,10 @@ def ufunc_call(ufunc, method: str, inputs: tuple, kwargs: dict) -> Any:
         if t is not BatchedTensor and t not in _SCALAR_TYPES and hasattr(t, "__array_ufunc__") \
                 and not is_physical_type(t) and not isinstance(x, np.generic):
             return NotImplemented
+    if kwargs and "out" in kwargs:
+        _refuse_scalar_targets(kwargs["out"], f"{ufunc.__name__}(out=...)")
+    elif method == "at" and inputs:
+        _refuse_scalar_targets(inputs[0], f"{ufunc.__name__}.at(target, ...)")
     if method == "__call__" and ufunc.signature is None:
         if not kwargs:
             # Hot path: one level, batch axes aligned, nothing to move or pad.
@@ -371,6 +430,19 @@ def ufunc_call(ufunc, method: str, inputs: tuple, kwargs: dict) -> Any:
         if _RECORDERS:
             _record(op, "loop")
         return _loop(op, inputs, kwargs, level, record=False)
+
+
+def _refuse_scalar_targets(out: Any, what: str) -> None:
+    """NumPy cannot write into a NumPy scalar; writing into its physical batch would change
+    values the per-example code cannot reach (a vmap input, an earlier result)."""
+    for t in out if type(out) is tuple else (out,):
+        if type(t) is BatchedTensor and _rebinds(t):
+            raise TypeError(
+                f"{what}: the target is a NumPy scalar in each example (a 0-d result of a "
+                f"ufunc, a reduction or x[i], or a 0-d input), and NumPy cannot write into a "
+                f"scalar ({t.dtype} does not support item assignment / is not an ArrayType). "
+                f"Rebind instead (z = z + 1), or make it an array first: z = np.array(z, like=z)"
+            )
 
 
 # ---- bool() -------------------------------------------------------------------------------------

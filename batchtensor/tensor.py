@@ -45,7 +45,9 @@ class BatchedTensor:
     ((4,), array([ 6., 22., 38.]))
     """
 
-    __slots__ = ("_value", "_bdim", "_level")
+    # ``_array0d`` is set (True) only on 0-d values that are 0-d *arrays* per example; unset, a
+    # 0-d value is a NumPy scalar per example (see ``_rebinds``).
+    __slots__ = ("_value", "_bdim", "_level", "_array0d")
     __hash__ = None  # like ndarray: __eq__ is elementwise
 
     def __init__(self, value: Any, bdim: int = 0, level: Level | None = None):
@@ -224,6 +226,8 @@ class BatchedTensor:
         return _dispatch.function_call(operator.getitem, (self, key), {})
 
     def __setitem__(self, key, value) -> None:
+        if _rebinds(self):
+            _dispatch._refuse_scalar_targets(self, "x[...] = value")
         _dispatch.function_call(operator.setitem, (self, key, value), {})
 
     # ---- conversions that would drop the batch axis ----------------------------------------
@@ -342,7 +346,10 @@ class BatchedTensor:
             ndarray_astype, (self, dtype), dict(order=order, casting=casting, copy=copy))
 
     def copy(self, order="C"):
-        return np.copy(self, order)
+        res = np.copy(self, order)
+        if _rebinds(self) and getattr(res, "_array0d", False):  # scalar.copy() is a scalar; np.copy(scalar) a 0-d array
+            del res._array0d
+        return res
 
     def __copy__(self):
         return np.copy(self)
@@ -434,6 +441,17 @@ def _new(value, bdim, level) -> BatchedTensor:
 # operand) calls the ufunc on the physical values directly: ~0.3 µs instead of the ~1.5 µs that
 # NumPy's __array_ufunc__ protocol costs before our code even runs (DESIGN §6).
 
+def _rebinds(t: BatchedTensor) -> bool:
+    """True if ``t`` is a NumPy *scalar* per example, so ``t += 1`` must rebind, not write.
+
+    Per example, ufuncs, reductions and integer indexing return immutable NumPy scalars, and
+    ``z += 1`` on one makes a new object: a list or another name holding the old ``z`` keeps
+    the old value. Writing into the shared physical value instead would change those too.
+    Only 0-d values marked as arrays (``np.array(v)``, ``x[0, ...]``...: ``dispatch``) are
+    written in place."""
+    return t._value.ndim == 1 and not getattr(t, "_array0d", False)
+
+
 def _binary_fast(ufunc):
     # Locals bound as defaults: each global look-up saved is ~20 ns on a ~400 ns path.
     def forward(self, other, _bt=BatchedTensor, _make=object.__new__, _rec=_RECORDERS,
@@ -499,6 +517,8 @@ def _binary_fast(ufunc):
             level.check_alive()
         t = type(other)
         v = self._value
+        if v.ndim == 1 and _rebinds(self):
+            return NotImplemented  # Python falls back to ``self op other`` and rebinds
         if (t is BatchedTensor and other._level is level and other._bdim == self._bdim
                 and other._value.ndim == v.ndim) or t in _SCALAR_TYPES:
             if _RECORDERS:
@@ -523,6 +543,8 @@ def _binary_slow(ufunc):
         return _dispatch.ufunc_call(ufunc, "__call__", (other, self), {})
 
     def inplace(self, other):
+        if _rebinds(self):
+            return NotImplemented
         _dispatch.ufunc_call(ufunc, "__call__", (self, other), {"out": (self,)})
         return self
 

@@ -302,7 +302,8 @@ def run_variant(info, dtype, examples, arrays, td, axes, batch, *, noncontig=Fal
     for i in range(batch):
         leaves = list(ex_leaves[0])
         for j, ax in zip(arrays, axes):
-            leaves[j] = ex_leaves[i if ax is not None else 0][j]
+            leaf = ex_leaves[i if ax is not None else 0][j]
+            leaves[j] = leaf if info.inplace is None else _example(leaf, ax)
         ref_leaves.append(leaves)
     want, ref_exc, after = _reference(info, td, ref_leaves, axes)
     static = list(ex_leaves[0])
@@ -353,6 +354,16 @@ def run_variant(info, dtype, examples, arrays, td, axes, batch, *, noncontig=Fal
     return run.paths
 
 
+def _example(leaf, ax):
+    """What the loop ``for x in xs`` hands the function: a NumPy scalar where an example is 0-d,
+    so an in-place operator on it rebinds instead of writing, as vmap must too. (Only for
+    in-place ops: elsewhere a scalar and a 0-d array give the same values, and NumPy refuses
+    a scalar in a few places where vmap accepts it, e.g. ``like=``.)"""
+    if ax is not None and type(leaf) is np.ndarray and leaf.ndim == 0:
+        return leaf[()]
+    return leaf
+
+
 def run_nested(info, dtype, examples, arrays, td, axes, where: str, inner_only=False) -> list:
     """vmap(vmap(op, axes), 0) over 2 x 3 examples; leaves with inner axis None are batched at
     the outer level only. ``inner_only``: the outer level batches nothing (axis_size=2)."""
@@ -380,6 +391,8 @@ def run_nested(info, dtype, examples, arrays, td, axes, where: str, inner_only=F
                     leaves[j] = ex_leaves[k if ax is not None else 0][j]
                 else:
                     leaves[j] = ex_leaves[i * n_in + (k if ax is not None else 0)][j]
+                if info.inplace is not None and (ax is not None or not inner_only):
+                    leaves[j] = _example(leaves[j], 0)  # batched at some level
             per.append(leaves)
         want, ref_exc, _ = _reference(info, td, per, axes)
         if ref_exc is not None:

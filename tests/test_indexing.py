@@ -64,17 +64,26 @@ def test_setitem_leading_mask_with_row_value(rng):
     np.testing.assert_array_equal(bt.vmap(f)(xs, rows), loop(f, xs, rows))
 
 
-def test_zero_d_result_is_a_copy():
+def test_zero_d_result_is_a_scalar_not_a_view():
     xs = np.arange(12.0).reshape(3, 4)
     before = xs.copy()
 
-    def f(x):
+    def write(x):
         y = x[0]
-        y[...] = 100.0
+        y[...] = 100.0  # NumPy: x[0] of a 1-d array is a scalar, which refuses item assignment
         return y
 
-    np.testing.assert_array_equal(bt.vmap(f)(xs), [100.0] * 3)
-    np.testing.assert_array_equal(xs, before)  # NumPy: x[0] of a 1-d array is a scalar copy
+    def bump(x):
+        y = x[0]
+        y += 100.0  # a scalar: rebinds, x is untouched
+        return x
+
+    with pytest.raises(TypeError, match="item assignment"):
+        write(xs[0])
+    with pytest.raises(TypeError, match="scalar"):
+        bt.vmap(write)(xs)
+    np.testing.assert_array_equal(bt.vmap(bump)(xs), np.stack([bump(x) for x in xs]))
+    np.testing.assert_array_equal(xs, before)
 
 
 def test_ellipsis_keeps_a_zero_d_view():

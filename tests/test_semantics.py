@@ -3,6 +3,7 @@ threads, exceptions and input safety. Every result is compared with the per-exam
 
 from __future__ import annotations
 
+import operator
 import threading
 import warnings
 
@@ -293,6 +294,101 @@ def test_batched_write_into_unbatched_target_raises(name):
 
     with pytest.raises(exc):
         bt.vmap(outer, in_axes=(0, None))(X.copy(), V)
+
+
+# ---- 0-d values: NumPy scalars per example, unless NumPy made a 0-d array -----------------------
+def _acc_in_list(x):
+    hist, v = [], x.sum()
+    for _ in range(3):
+        hist.append(v)
+        v += 1.0  # a NumPy scalar: rebinds, the list keeps the old values
+    return np.stack(hist)
+
+
+def _alias_of_indexed(x):
+    z = x[0, 0] * 2.0
+    w = z
+    z *= 3.0
+    return w, z
+
+
+def _int_scalar_rebinds_to_float(x):
+    n = np.argmax(x[0])
+    n += 0.5  # np.int64 += float: a new float64 scalar (an int array would refuse the cast)
+    return n
+
+
+def _zero_d_input(v):
+    y = v[0]
+    y += 1.0
+    return v
+
+
+def _array_0d_aliases(x):
+    a = np.array(x[0, 0], like=x)  # a 0-d array: written in place, b sees it
+    b = a
+    a += 1.0
+    return b
+
+
+def _ellipsis_view_writes_through(x):
+    z = x[0, 0, ...]
+    z += 10.0
+    return x
+
+
+def _where_is_an_array(x):
+    z = np.where(x[0, 0] > 0, x[0, 0], x[0, 1])
+    w = z
+    z -= 1.0
+    return w
+
+
+def _put_and_fill_do_nothing(x):
+    z = x[0, 0] + 0.0
+    np.put(z, 0, 5.0)  # NumPy converts the scalar and writes into the copy
+    z.fill(7.0)
+    return z
+
+
+SCALAR_CASES = {f.__name__: f for f in (
+    _acc_in_list, _alias_of_indexed, _int_scalar_rebinds_to_float, _array_0d_aliases,
+    _ellipsis_view_writes_through, _where_is_an_array, _put_and_fill_do_nothing)}
+
+
+@pytest.mark.parametrize("name", sorted(SCALAR_CASES))
+def test_zero_d_values_follow_numpy_scalar_or_array_semantics(name, strict):
+    compare(SCALAR_CASES[name], X)
+
+
+def test_zero_d_inputs_are_scalars(strict):
+    compare(_zero_d_input, V)  # v[0] is a scalar: V is not written
+    compare(lambda v: _acc_in_list(v[0]), V)
+
+
+def test_zero_d_results_in_nested_vmap_rebind(strict):
+    got = bt.vmap(bt.vmap(_acc_in_list))(X)
+    want = np.stack([np.stack([_acc_in_list(x) for x in xs]) for xs in X])
+    np.testing.assert_array_equal(got, want)
+
+
+@pytest.mark.parametrize("write", [
+    lambda z: np.add(z, 1.0, out=z),
+    lambda z: np.copyto(z, 1.0),
+    lambda z: np.add.at(z, (), 1.0),
+    lambda z: operator.setitem(z, ..., 1.0),
+    lambda z: np.einsum("i,i->", np.ones(2), np.ones(2), out=z),
+], ids=["ufunc-out", "copyto", "ufunc.at", "setitem", "einsum-out"])
+def test_writes_into_a_scalar_raise_like_numpy(write):
+    def f(x):
+        z = x[0, 0] * 1.0
+        write(z)
+        return z
+
+    with pytest.raises(TypeError):
+        f(X[0])  # NumPy refuses: a scalar is not an array
+    with pytest.raises(TypeError, match="NumPy scalar in each example"):
+        bt.vmap(f)(X)
 
 
 # ---- control flow ------------------------------------------------------------------------------

@@ -227,7 +227,10 @@ def _stack_column(col: list, level, name: str) -> Any:
                     f"boolean mask): give every example the same output size (e.g. pad, or use a "
                     f"fixed-size alternative), or run this part outside vmap."
                 )
-        return _new(np.stack(col), 0, level)
+        res = _new(np.stack(col), 0, level)
+        if type(first) is np.ndarray and first.ndim == 0:
+            res._array0d = True  # a 0-d array per example, not a scalar: see tensor._rebinds
+        return res
     for i, x in enumerate(col):
         same = x is first
         if not same:

@@ -1127,6 +1127,7 @@ def piecewise_rule(level, args, kwargs):
     out_phys = _zeros_physical((size,) + tuple(xw.shape), xw.dtype,
                                [unwrap(r, level)[0] for r in refs])
     y = _new(out_phys, 0, level)
+    y._array0d = True  # np.piecewise's own output buffer, written below
     try:
         for cond, func in zip(conds, funclist):
             if not callable(func):
