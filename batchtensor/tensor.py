@@ -563,6 +563,41 @@ def _unary(ufunc):
     return op
 
 
+def _array_power(forward, inplace):
+    """``x ** 2`` on an array is not ``np.power(x, 2)``: ndarray's operator computes ``x ** 2``,
+    ``x ** -1`` and ``x ** 0.5`` (Python int / float exponents) as np.square / reciprocal /
+    sqrt, which differ in the last bits for complex values and give int8 for ``bool ** 2``.
+    Where an example is an array, the physical value's own operator does what it would; a
+    NumPy scalar example (``_rebinds``) takes np.power, as the scalar's operator does."""
+    def power(self, other):
+        t = type(other)
+        if (t is int or t is float) and not _rebinds(self):
+            level = self._level
+            if not level.alive:
+                level.check_alive()
+            if _RECORDERS:
+                _record(np.power, "boxed")
+            return _new(self._value ** other, self._bdim, level)
+        return forward(self, other)
+
+    def inplace_power(self, other):
+        t = type(other)
+        if (t is int or t is float) and not _rebinds(self):
+            level = self._level
+            if not level.alive:
+                level.check_alive()
+            if _RECORDERS:
+                _record(np.power, "boxed")
+            v = self._value
+            v **= other
+            if v is not self._value:
+                raise BatchingError("x **= y: the physical value did not update in place")
+            return self
+        return inplace(self, other)
+
+    return power, inplace_power
+
+
 _BINARY = {
     "add": np.add, "sub": np.subtract, "mul": np.multiply, "truediv": np.true_divide,
     "floordiv": np.floor_divide, "mod": np.remainder, "pow": np.power,
@@ -584,6 +619,7 @@ def _install_operators() -> None:
         setattr(BatchedTensor, f"__{name}__", _binary_fast(uf)[0])
     for name, uf in _UNARY.items():
         setattr(BatchedTensor, f"__{name}__", _unary(uf))
+    BatchedTensor.__pow__, BatchedTensor.__ipow__ = _array_power(*_binary_fast(np.power)[::2])
     # matmul and divmod are not elementwise on aligned operands: always the full dispatcher.
     fwd, ref, inp = _binary_slow(np.matmul)
     BatchedTensor.__matmul__, BatchedTensor.__rmatmul__, BatchedTensor.__imatmul__ = fwd, ref, inp

@@ -13,7 +13,7 @@ import operator
 import numpy as np
 
 from .core import OpInfo, SampleInput
-from .samples import make_array
+from .samples import make_array, with_nans
 
 F64, F32, I64, U8, I8, C128, B = (np.float64, np.float32, np.int64, np.uint8, np.int8,
                                   np.complex128, np.bool_)
@@ -56,6 +56,16 @@ def binary_samples(*, nonneg: bool = False, scalars: bool = True):
 
 
 def _pow_extra(rng, dtype):
+    # x ** 2, x ** -1, x ** 0.5 with a Python int / float: ndarray's operator takes np.square /
+    # reciprocal / sqrt (other bits for complex, int8 for bool ** 2); a 0-d example is a scalar
+    for e in (2, -1, 0.5, 2.0):
+        x = with_nans(rng, make_array(rng, (5,), dtype), frac=0.2)
+        if np.dtype(dtype).kind in "fc":
+            x[0] = -0.0
+        if np.dtype(dtype).kind in "biu" and e == -1:
+            continue
+        yield SampleInput((x, e), {}, f"array ** {e!r}")
+        yield SampleInput((make_array(rng, (), dtype), e), {}, f"0-d ** {e!r}")
     if np.dtype(dtype).kind in "iu":
         e = make_array(rng, (3,), dtype, low=0, high=4)
         e[1] = -1
@@ -84,7 +94,7 @@ _BINARY = [
     ("truediv", operator.truediv, np.divide, _ARITH, False),
     ("floordiv", operator.floordiv, np.floor_divide, (F64, I64, U8), False),
     ("mod", operator.mod, np.remainder, (F64, I64, U8), False),
-    ("pow", operator.pow, np.power, (F64, I64, C128), True),
+    ("pow", operator.pow, np.power, (F64, F32, I64, C128, B), True),
     ("and", operator.and_, np.bitwise_and, (I64, B, U8), False),
     ("or", operator.or_, np.bitwise_or, (I64, B), False),
     ("xor", operator.xor, np.bitwise_xor, (I64, B), False),
@@ -132,7 +142,7 @@ _INPLACE = [
     ("add", np.add, (F64, I64, F32), False), ("sub", np.subtract, (F64, I64), False),
     ("mul", np.multiply, (F64, I64, C128), False), ("truediv", np.divide, (F64, I64), False),
     ("floordiv", np.floor_divide, (F64, I64), False), ("mod", np.remainder, (F64, I64), False),
-    ("pow", np.power, (F64, I64), True), ("and", np.bitwise_and, (I64, B), False),
+    ("pow", np.power, (F64, I64, C128), True), ("and", np.bitwise_and, (I64, B), False),
     ("or", np.bitwise_or, (I64, B), False), ("xor", np.bitwise_xor, (I64, B), False),
     ("lshift", np.left_shift, (I64,), True), ("rshift", np.right_shift, (I64,), True),
 ]

@@ -56,6 +56,13 @@ def _sum_extra(rng, dtype):
                       "dtype=")
     yield SampleInput((make_array(rng, (3, 4), dtype),), {"initial": 5}, "initial=")
     yield from _where_samples(rng, dtype)
+    # a short last axis over many rows: the column-by-column fast path (boxed/reduction.py)
+    for n in (3, 7):
+        a = with_nans(rng, make_array(rng, (150, n), dtype), frac=0.02)
+        if a.dtype.kind == "f":
+            a[::5] = -0.0  # all -0.0 rows sum to +0.0
+        yield SampleInput((a,), {"axis": -1}, f"(150, {n}) short last axis")
+        yield SampleInput((a,), {"axis": 1, "keepdims": True}, f"(150, {n}) short, keepdims")
 
 
 def _minmax_extra(rng, dtype):

@@ -302,10 +302,9 @@ def run_variant(info, dtype, examples, arrays, td, axes, batch, *, noncontig=Fal
     for i in range(batch):
         leaves = list(ex_leaves[0])
         for j, ax in zip(arrays, axes):
-            leaf = ex_leaves[i if ax is not None else 0][j]
-            leaves[j] = leaf if info.inplace is None else _example(leaf, ax)
+            leaves[j] = ex_leaves[i if ax is not None else 0][j]
         ref_leaves.append(leaves)
-    want, ref_exc, after = _reference(info, td, ref_leaves, axes)
+    want, ref_exc, after = _reference_as_looped(info, td, ref_leaves, axes, arrays, axes)
     static = list(ex_leaves[0])
 
     def fn(*arrs):
@@ -354,14 +353,25 @@ def run_variant(info, dtype, examples, arrays, td, axes, batch, *, noncontig=Fal
     return run.paths
 
 
-def _example(leaf, ax):
-    """What the loop ``for x in xs`` hands the function: a NumPy scalar where an example is 0-d,
-    so an in-place operator on it rebinds instead of writing, as vmap must too. (Only for
-    in-place ops: elsewhere a scalar and a 0-d array give the same values, and NumPy refuses
-    a scalar in a few places where vmap accepts it, e.g. ``like=``.)"""
-    if ax is not None and type(leaf) is np.ndarray and leaf.ndim == 0:
-        return leaf[()]
-    return leaf
+def _reference_as_looped(info, td, example_leaves, axes, arrays, batched):
+    """The loop as ``for x in xs`` runs it: a 0-d example of a batched argument is a NumPy
+    scalar (``z += 1`` rebinds, ``bool ** 2`` is int64). Where NumPy refuses the scalar but
+    takes a 0-d array (``like=``, ``.dot``), vmap may be the more lenient: the reference is
+    then the loop over 0-d arrays, except for ops that write into an argument, where vmap
+    refuses a scalar target as NumPy does."""
+    scalars, changed = [], False
+    for leaves in example_leaves:
+        leaves = list(leaves)
+        for j, b in zip(arrays, batched):
+            x = leaves[j]
+            if b is not None and type(x) is np.ndarray and x.ndim == 0:
+                leaves[j] = x[()]
+                changed = True
+        scalars.append(leaves)
+    res = _reference(info, td, scalars, axes)
+    if changed and res[1] is not None and info.inplace is None:  # writes: scalars refuse
+        return _reference(info, td, example_leaves, axes)
+    return res
 
 
 def run_nested(info, dtype, examples, arrays, td, axes, where: str, inner_only=False) -> list:
@@ -391,10 +401,9 @@ def run_nested(info, dtype, examples, arrays, td, axes, where: str, inner_only=F
                     leaves[j] = ex_leaves[k if ax is not None else 0][j]
                 else:
                     leaves[j] = ex_leaves[i * n_in + (k if ax is not None else 0)][j]
-                if info.inplace is not None and (ax is not None or not inner_only):
-                    leaves[j] = _example(leaves[j], 0)  # batched at some level
             per.append(leaves)
-        want, ref_exc, _ = _reference(info, td, per, axes)
+        batched = [0 if ax is not None or not inner_only else None for ax in axes]
+        want, ref_exc, _ = _reference_as_looped(info, td, per, axes, arrays, batched)
         if ref_exc is not None:
             return []  # error samples are covered by the flat variants
         wants.append(_stack_outputs(want))

@@ -68,3 +68,21 @@ def test_lexsort_list_of_batched_keys_is_a_clear_error():
         bt.vmap(lambda u, v: np.lexsort([u, v]))(a, b)
     got = bt.vmap(lambda u, v: np.lexsort((u, v)))(a, b)
     np.testing.assert_array_equal(got, np.stack([np.lexsort((a[i], b[i])) for i in range(2)]))
+
+
+@pytest.mark.parametrize("dtype", [np.float32, np.float64])
+@pytest.mark.parametrize("n", [2, 3, 7, 8])
+def test_sum_over_a_short_last_axis_is_bit_exact(dtype, n):
+    """The column-by-column sum (boxed/reduction.py) must give the loop's bits: signed zeros,
+    NaN and inf included, and hand over to NumPy's pairwise sum from 8 elements on."""
+    rng = np.random.default_rng(n)
+    xs = (rng.normal(size=(6, 40, n)) * 10.0 ** rng.integers(-6, 6, size=(6, 40, n))).astype(dtype)
+    xs[:, ::4] = -0.0
+    xs[:, 1::9, 0] = np.nan
+    xs[:, 2::9, -1] = np.inf
+    f = lambda x: x.sum(axis=-1)  # noqa: E731
+    got = bt.vmap(f)(xs)
+    want = np.stack([f(x) for x in xs])
+    assert got.dtype == want.dtype
+    np.testing.assert_array_equal(got, want)
+    np.testing.assert_array_equal(np.signbit(got), np.signbit(want))
