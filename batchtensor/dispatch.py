@@ -357,7 +357,11 @@ def _binary_front(ufunc, a, b, ta, tb):
         return None
     if _RECORDERS:
         _record(ufunc, "boxed")
-    return _new(ufunc(ov, cv) if swap else ufunc(cv, ov), 0, lv)
+    if to is BatchedTensor:  # an outer level's value: its dispatcher, without NumPy's protocol
+        res = ufunc_call(ufunc, "__call__", (ov, cv) if swap else (cv, ov), {})
+    else:
+        res = ufunc(ov, cv) if swap else ufunc(cv, ov)
+    return _new(res, 0, lv)
 
 
 def ufunc_call(ufunc, method: str, inputs: tuple, kwargs: dict) -> Any:
@@ -382,7 +386,9 @@ def ufunc_call(ufunc, method: str, inputs: tuple, kwargs: dict) -> Any:
                         lv.check_alive()
                     if _RECORDERS:
                         _record(ufunc, "boxed")
-                    res = ufunc(x._value)
+                    v = x._value
+                    res = ufunc(v) if type(v) is not BatchedTensor else \
+                        ufunc_call(ufunc, "__call__", (v,), {})  # skips NumPy's protocol
                     if ufunc.nout == 1:
                         return _new(res, x._bdim, lv)
                     return tuple(_new(r, x._bdim, lv) for r in res)

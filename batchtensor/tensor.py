@@ -578,6 +578,9 @@ def _array_power(forward, inplace):
             if _RECORDERS:
                 _record(np.power, "boxed")
             return _new(self._value ** other, self._bdim, level)
+        if t in _SCALAR_TYPES and other == 0.5 and self._value.dtype.kind == "f" \
+                and self._value.dtype.itemsize >= 4 and _rebinds(self):
+            return _scalar_sqrt_power(self, forward(self, other))
         return forward(self, other)
 
     def inplace_power(self, other):
@@ -596,6 +599,13 @@ def _array_power(forward, inplace):
         return inplace(self, other)
 
     return power, inplace_power
+
+
+def _scalar_sqrt_power(x: BatchedTensor, res: BatchedTensor) -> BatchedTensor:
+    """A NumPy float scalar's ``z ** 0.5`` is C's pow: ``(-inf) ** 0.5`` is inf and
+    ``(-0.0) ** 0.5`` is +0.0, where np.power (which takes sqrt for 0.5) gives nan and -0.0."""
+    fixed = np.where(x._value == -np.inf, np.inf, res._value) + 0.0  # + 0.0: -0.0 -> +0.0
+    return _new(fixed.astype(res._value.dtype, copy=False), res._bdim, res._level)
 
 
 _BINARY = {

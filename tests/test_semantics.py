@@ -695,3 +695,19 @@ def test_semantics_doc_examples_run():
     for block in blocks:
         exec(compile(block, "docs/semantics.md", "exec"), namespace)  # noqa: S102
     assert active_levels() == ()
+
+
+@pytest.mark.parametrize("dtype", [np.float32, np.float64])
+def test_scalar_and_array_powers_follow_their_numpy_operator(dtype):
+    """z ** 0.5 of a NumPy scalar is C's pow ((-inf) ** 0.5 = inf, (-0.0) ** 0.5 = +0.0); of an
+    array it is np.sqrt (nan, -0.0). x ** 2 of a bool array is int8 (np.power gives int64)."""
+    xs = np.array([[-np.inf, 1.0], [-0.0, 2.0], [4.0, np.nan], [np.nan, -0.0], [-2.0, -np.inf]],
+                  dtype=dtype)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", RuntimeWarning)
+        for f in (lambda x: x[0] ** 0.5, lambda x: x ** 0.5, lambda x: x.sum() ** 0.5,
+                  lambda x: (x > 0) ** 2, lambda x: (x[0] > 0) ** 2):
+            got, want = bt.vmap(f)(xs), np.stack([f(x) for x in xs])
+            assert got.dtype == want.dtype
+            np.testing.assert_array_equal(got, want)
+            np.testing.assert_array_equal(np.signbit(got), np.signbit(want))

@@ -18,6 +18,7 @@ from typing import Any
 import numpy as np
 
 from ..dispatch import unwrap, wrap
+from ..paths import _RECORDERS, _record
 from ..tensor import BatchedTensor, _new
 from ..registry import ARRAY, OpEntry, binder_from_signature, register
 from ..rules._helpers import (NoValue, align_front, dry_run, ensure_bdim, move_bdim_to_front,
@@ -188,9 +189,15 @@ def _fast_ufunc_reduce(op):
                 res = _sum_short_last_axis(v, keepdims)
             else:
                 res = ufunc.reduce(v, axis=paxes, dtype=dtype, keepdims=keepdims)
-        else:  # a BatchedTensor of an outer level: its own hot path serves it
-            kw = {"dtype": dtype} if takes_dtype else {}
-            res = op(v, axis=paxes, keepdims=keepdims, **kw)
+        else:  # a BatchedTensor of an outer level: its own hot path, without NumPy's protocol
+            kw = {"axis": paxes, "keepdims": keepdims}
+            if takes_dtype:
+                kw["dtype"] = dtype
+            res = fast(v._level, (v,), kw)
+            if res is NotImplemented:
+                res = op(v, **kw)
+            elif _RECORDERS:
+                _record(op, "boxed")
         return _new(res, out_bdim, level)
 
     return fast
