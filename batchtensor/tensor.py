@@ -579,7 +579,7 @@ def _array_power(forward, inplace):
                 _record(np.power, "boxed")
             return _new(self._value ** other, self._bdim, level)
         if t in _SCALAR_TYPES and other == 0.5 and self._value.dtype.kind == "f" \
-                and self._value.dtype.itemsize >= 4 and _rebinds(self):
+                and _rebinds(self):
             return _scalar_sqrt_power(self, forward(self, other))
         return forward(self, other)
 

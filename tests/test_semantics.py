@@ -697,7 +697,7 @@ def test_semantics_doc_examples_run():
     assert active_levels() == ()
 
 
-@pytest.mark.parametrize("dtype", [np.float32, np.float64])
+@pytest.mark.parametrize("dtype", [np.float16, np.float32, np.float64])
 def test_scalar_and_array_powers_follow_their_numpy_operator(dtype):
     """z ** 0.5 of a NumPy scalar is C's pow ((-inf) ** 0.5 = inf, (-0.0) ** 0.5 = +0.0); of an
     array it is np.sqrt (nan, -0.0). x ** 2 of a bool array is int8 (np.power gives int64)."""
