@@ -126,6 +126,12 @@ def function_call(op, args: tuple, kwargs: dict, like: Any = None) -> Any:
     ``like``: the object whose ``__array_function__`` NumPy called (``self``)."""
     if kwargs and kwargs.get("out") is not None:
         _refuse_scalar_targets(kwargs["out"], f"{op_name(op)}(out=...)")
+    if args and type(args[0]) is BatchedTensor and _rebinds(args[0]):
+        return _detach_from_scalar(_call_and_mark(op, args, kwargs, like), args[0])
+    return _call_and_mark(op, args, kwargs, like)
+
+
+def _call_and_mark(op, args: tuple, kwargs: dict, like: Any) -> Any:
     if op in _ARRAY_0D:
         how = _ARRAY_0D[op]
         if how in ("writes", "writes or nothing"):
@@ -158,6 +164,29 @@ _ARRAY_0D.update({np.copyto: "writes", np.place: "writes", np.putmask: "writes",
                   np.put: "writes or nothing", ndarray_fill: "writes or nothing"})
 
 
+def _root(v: Any) -> Any:
+    while type(v) is BatchedTensor:
+        v = v._value
+    return v
+
+
+def _detach_from_scalar(res: Any, x: BatchedTensor) -> Any:
+    """Per example ``x`` is a NumPy scalar, which shares storage with nothing: what NumPy
+    builds from it (``np.atleast_1d(z)``, ``z[None]``, ``np.asarray(z)``) is a new array. A rule
+    may return a view of the batch of scalars instead; an array result that shares it is
+    copied, so that writing into it cannot change ``x``. (Scalar results cannot be written.)"""
+    if type(res) is BatchedTensor:
+        if res is not x and not _rebinds(res):
+            a, b = _root(res._value), _root(x._value)
+            if type(a) is not np.ndarray or type(b) is not np.ndarray \
+                    or np.may_share_memory(a, b):
+                res._value = res._value.copy()
+        return res
+    if type(res) in (tuple, list):
+        return type(res)(_detach_from_scalar(r, x) for r in res)
+    return res
+
+
 def _mark_array0d(op, args: tuple, res: Any) -> Any:
     if type(res) is not BatchedTensor or res._value.ndim != 1:
         return res
@@ -173,7 +202,10 @@ def _mark_array0d(op, args: tuple, res: Any) -> Any:
                 return res  # a scalar in, a scalar out
         elif not (hasattr(x, "ndim") and not isinstance(x, np.generic)):
             return res
-    res._array0d = True
+    x = args[0] if args else None
+    if res is x:
+        return res  # np.asarray(scalar) handed back as it is: left a scalar (it rebinds)
+    res._array0d = True  # (a view of a scalar's storage is copied by _detach_from_scalar)
     return res
 
 

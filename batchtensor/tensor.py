@@ -206,7 +206,10 @@ class BatchedTensor:
                 level.check_alive()
             if _RECORDERS:
                 _record(operator.getitem, "rule")
-            return _new(self._value[_ALL, None], 0, level)
+            v = self._value
+            if v.ndim == 1 and _rebinds(self):  # scalar[None] is a new array, not a view
+                return _new(v[_ALL, None].copy(), 0, level)
+            return _new(v[_ALL, None], 0, level)
         if self._bdim == 0 and (t is int or (t is slice and _plain_slice(key)) or (
                 t is tuple and len(key) <= 3 and all(
                     type(k) is int or (type(k) is slice and _plain_slice(k)) for k in key))):

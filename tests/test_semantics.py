@@ -372,6 +372,32 @@ def test_zero_d_results_in_nested_vmap_rebind(strict):
     np.testing.assert_array_equal(got, want)
 
 
+FROM_SCALAR = {
+    "asarray": lambda z, x: np.asarray(z, like=x), "array": lambda z, x: np.array(z, like=x),
+    "ascontiguousarray": lambda z, x: np.ascontiguousarray(z, like=x),
+    "require": lambda z, x: np.require(z, like=x), "z[...]": lambda z, x: z[...],
+    "z[None]": lambda z, x: z[None], "z[None, ...]": lambda z, x: z[None, ...],
+    "reshape": lambda z, x: np.reshape(z, (1, 1)), "atleast_1d": lambda z, x: np.atleast_1d(z),
+    "expand_dims": lambda z, x: np.expand_dims(z, 0), "ravel": lambda z, x: np.ravel(z),
+    "stack": lambda z, x: np.stack([z]),
+}
+
+
+@pytest.mark.parametrize("name", sorted(FROM_SCALAR))
+def test_arrays_built_from_a_scalar_do_not_share_its_storage(name, strict):
+    """NumPy builds a new array from a scalar; a rule's view of the batch of scalars must not
+    let a write into that array change the scalar."""
+    conv = FROM_SCALAR[name]
+
+    def f(x):
+        z = x[0, 0] * 1.0
+        a = conv(z, x)
+        a += 1.0
+        return a, z
+
+    compare(f, X)
+
+
 @pytest.mark.parametrize("write", [
     lambda z: np.add(z, 1.0, out=z),
     lambda z: np.copyto(z, 1.0),

@@ -116,6 +116,9 @@ _NO_CONVERSION = (
     "or a batch rule that inspects values (report the rule).")
 
 
+_ARRAY_POWER = {(int, 2): np.square, (int, -1): np.reciprocal, (float, 0.5): np.sqrt}
+
+
 class TArray(NDArrayOperatorsMixin):
     """A physical array being recorded: eager values ``v`` (trace sizes) and ``s`` (shadow
     sizes), and ``name``, its graph value (None: a folded constant)."""
@@ -249,6 +252,28 @@ class TArray(NDArrayOperatorsMixin):
         if method == "__call__":
             return record(ufunc, ufunc, inputs, kwargs)
         return record(getattr(ufunc, method), (ufunc, method), inputs, kwargs)
+
+    # ndarray's ``**`` is not quite np.power (batchtensor.tensor._array_power): a Python int 2 /
+    # -1 or float 0.5 exponent of a float or complex array is np.square / reciprocal / sqrt,
+    # and the result dtype is the operator's (``bool ** 2`` is int8).
+    def __pow__(self, other):
+        t = type(other)
+        if t is not int and t is not float:
+            return np.power(self, other)
+        fast = _ARRAY_POWER.get((t, other)) if self.dtype.kind in "fc" else None
+        if fast is not None:
+            return fast(self)
+        dtype = (np.ones(1, self.dtype) ** other).dtype  # raises as the operator does
+        res = np.power(self, other)
+        return res if res.dtype == dtype else res.astype(dtype)
+
+    def __ipow__(self, other):
+        t = type(other)
+        fast = _ARRAY_POWER.get((t, other)) if (t is int or t is float) \
+            and self.dtype.kind in "fc" else None
+        if fast is not None:
+            return fast(self, out=(self,))
+        return np.power(self, other, out=(self,))
 
     def __getitem__(self, key):
         return record(operator.getitem, operator.getitem, (self, key), {})
