@@ -43,6 +43,23 @@ def _inplace(x, y):
     return a
 
 
+def _scalar_aliases(x, y):
+    """0-d values are NumPy scalars per example: += rebinds (the list keeps the old value) and
+    an array built from one is new storage."""
+    v = x.sum() * 1
+    hist = [v]
+    v += y.sum()
+    hist.append(v)
+    a = np.atleast_1d(v)
+    a += 1
+    return np.stack(hist), a, v
+
+
+def _powers(x, y):
+    with np.errstate(all="ignore"):
+        return x ** 2, (x * y) ** 0.5, (x > y) ** 2, x.sum() ** 0.5, x ** -1
+
+
 def _agreeing_branch(x, y):
     if np.all(x == x):  # every example agrees (no NaN inputs): a Python branch is fine
         return x + y
@@ -86,6 +103,8 @@ FUNCS = {
     "expand_squeeze": (lambda x, y: np.squeeze(np.expand_dims(x, 0), axis=0) - y, "suffix",
                        NUMERIC, 0),
     "transpose_sum": (lambda x, y: np.transpose(x * y).sum(axis=0), "suffix", NUMERIC, 1),
+    "scalar_aliases": (_scalar_aliases, "suffix", NUMERIC, 0),
+    "powers": (_powers, "suffix", ("float64", "float32", "complex128"), 0),
 }
 
 CASES = {"count": 0}
