@@ -246,13 +246,15 @@ _AUTO_MIN_EXAMPLE_BYTES = 64 << 10
 
 def _auto_chunk(leaves, axes, size: int) -> int | None:
     """chunk_size="auto": examples per chunk so that a chunk's mapped inputs fill about one
-    L2 cache; None (one pass) when examples are small and the per-op overhead dominates."""
+    L2 cache; None (one pass) when examples are small and the per-op overhead dominates, or
+    so large that not even two fit (a chunk of one pays the loop's overhead and an example
+    with its temporaries does not stay in cache anyway: the ensemble workload in bench/)."""
     if not size:
         return None
     per_example = sum(leaf.nbytes // size for leaf, ax in zip(leaves, axes) if ax is not None)
-    if per_example < _AUTO_MIN_EXAMPLE_BYTES:
+    if not _AUTO_MIN_EXAMPLE_BYTES <= per_example <= _AUTO_CHUNK_BYTES // 2:
         return None
-    return max(1, _AUTO_CHUNK_BYTES // per_example)
+    return _AUTO_CHUNK_BYTES // per_example
 
 
 def _wrap_input(leaf, ax, level: Level) -> BatchedTensor:
@@ -285,8 +287,9 @@ def vmap(func: Callable | None = None, in_axes: Any = 0, out_axes: Any = 0, *,
     - ``axis_size``: the batch size when no argument is mapped.
     - ``chunk_size``: run at most that many examples at a time and concatenate (less memory,
       same result). ``"auto"`` picks chunks of about 2 MiB of mapped input (an L2 cache), and
-      no chunking for examples under 64 KiB: for large examples and memory-bound functions,
-      where the plain loop beats one vectorised pass because each example fits in cache.
+      no chunking for examples under 64 KiB or over 1 MiB: for large examples and memory-bound
+      functions, where the plain loop beats one vectorised pass because each example fits in
+      cache.
     - ``randomness``: how ``bt.random`` draws behave inside: "error" (raise), "different"
       (an independent draw per example, reproducible whatever the batch size or chunking) or
       "same" (one draw shared by the batch). Plain ``numpy.random`` draws one shared sample.

@@ -279,5 +279,9 @@ def test_chunk_size_auto_splits_only_large_examples():
     large = rng.normal(size=(6, 2, 40_000))  # 640 KB per example: 3 per ~2 MiB chunk
     np.testing.assert_allclose(bt.vmap(f, chunk_size="auto")(large), np.tanh(large).sum(-1))
     assert len(calls) == 2
+    calls.clear()
+    huge = rng.normal(size=(3, 2, 80_000))  # 1.25 MiB per example: not two per chunk, one pass
+    np.testing.assert_allclose(bt.vmap(f, chunk_size="auto")(huge), np.tanh(huge).sum(-1))
+    assert len(calls) == 1
     with pytest.raises(ValueError, match="'auto' or a positive int"):
         bt.vmap(f, chunk_size="big")
