@@ -126,9 +126,25 @@ def function_call(op, args: tuple, kwargs: dict, like: Any = None) -> Any:
     ``like``: the object whose ``__array_function__`` NumPy called (``self``)."""
     if kwargs and kwargs.get("out") is not None:
         _refuse_scalar_targets(kwargs["out"], f"{op_name(op)}(out=...)")
-    if args and type(args[0]) is BatchedTensor and _rebinds(args[0]):
-        return _detach_from_scalar(_call_and_mark(op, args, kwargs, like), args[0])
+    scalars = _scalar_args(args)
+    if scalars:
+        return _detach_from_scalars(_call_and_mark(op, args, kwargs, like), scalars)
     return _call_and_mark(op, args, kwargs, like)
+
+
+def _scalar_args(args: tuple) -> list:
+    """The arguments (or items of a list/tuple argument) that are NumPy scalars per example."""
+    found = []
+    for a in args:
+        t = type(a)
+        if t is BatchedTensor:
+            if a._value.ndim == 1 and _rebinds(a):
+                found.append(a)
+        elif t is list or t is tuple:
+            for e in a:
+                if type(e) is BatchedTensor and e._value.ndim == 1 and _rebinds(e):
+                    found.append(e)
+    return found
 
 
 def _call_and_mark(op, args: tuple, kwargs: dict, like: Any) -> Any:
@@ -170,20 +186,24 @@ def _root(v: Any) -> Any:
     return v
 
 
-def _detach_from_scalar(res: Any, x: BatchedTensor) -> Any:
-    """Per example ``x`` is a NumPy scalar, which shares storage with nothing: what NumPy
-    builds from it (``np.atleast_1d(z)``, ``z[None]``, ``np.asarray(z)``) is a new array. A rule
-    may return a view of the batch of scalars instead; an array result that shares it is
-    copied, so that writing into it cannot change ``x``. (Scalar results cannot be written.)"""
+def _detach_from_scalars(res: Any, scalars: list) -> Any:
+    """Per example these arguments are NumPy scalars, which share storage with nothing: what
+    NumPy builds from one (``np.atleast_1d(z)``, ``z[None]``, ``np.asarray(z)``) is a new array.
+    A rule may return a view of the batch of scalars instead; an array result that shares one
+    is copied, so that writing into it cannot change the scalar. (A scalar result cannot be
+    written into, so it may share.)"""
     if type(res) is BatchedTensor:
-        if res is not x and not _rebinds(res):
-            a, b = _root(res._value), _root(x._value)
-            if type(a) is not np.ndarray or type(b) is not np.ndarray \
-                    or np.may_share_memory(a, b):
-                res._value = res._value.copy()
+        if not _rebinds(res) and all(res is not x for x in scalars):
+            a = _root(res._value)
+            for x in scalars:
+                b = _root(x._value)
+                if type(a) is not np.ndarray or type(b) is not np.ndarray \
+                        or np.may_share_memory(a, b):
+                    res._value = res._value.copy()
+                    break
         return res
     if type(res) in (tuple, list):
-        return type(res)(_detach_from_scalar(r, x) for r in res)
+        return type(res)(_detach_from_scalars(r, scalars) for r in res)
     return res
 
 
@@ -205,7 +225,7 @@ def _mark_array0d(op, args: tuple, res: Any) -> Any:
     x = args[0] if args else None
     if res is x:
         return res  # np.asarray(scalar) handed back as it is: left a scalar (it rebinds)
-    res._array0d = True  # (a view of a scalar's storage is copied by _detach_from_scalar)
+    res._array0d = True  # (a view of a scalar's storage is copied by _detach_from_scalars)
     return res
 
 

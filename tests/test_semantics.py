@@ -380,6 +380,7 @@ FROM_SCALAR = {
     "reshape": lambda z, x: np.reshape(z, (1, 1)), "atleast_1d": lambda z, x: np.atleast_1d(z),
     "expand_dims": lambda z, x: np.expand_dims(z, 0), "ravel": lambda z, x: np.ravel(z),
     "stack": lambda z, x: np.stack([z]),
+    "atleast_1d of two": lambda z, x: np.atleast_1d(x, z)[1],
 }
 
 
