@@ -396,6 +396,7 @@ def _binary_front(ufunc, a, b, ta, tb):
     cv = cur._value
     if cur._bdim or type(cv) is not np.ndarray or not lv.alive:
         return None
+    outer = False
     if to is BatchedTensor and other._level is lv:
         ov = other._value
         if other._bdim or type(ov) is not np.ndarray:
@@ -405,11 +406,12 @@ def _binary_front(ufunc, a, b, ta, tb):
     elif to is np.ndarray or to is BatchedTensor:
         ov = other
         cv = _pad_after_front(cv, ov.ndim + 1)
+        outer = to is BatchedTensor
     else:
         return None
     if _RECORDERS:
         _record(ufunc, "boxed")
-    if to is BatchedTensor:  # an outer level's value: its dispatcher, without NumPy's protocol
+    if outer:  # an outer level's value: its dispatcher, without NumPy's protocol
         res = ufunc_call(ufunc, "__call__", (ov, cv) if swap else (cv, ov), {})
     else:
         res = ufunc(ov, cv) if swap else ufunc(cv, ov)

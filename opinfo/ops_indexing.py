@@ -262,6 +262,9 @@ def _take_method(a, *args, **kwargs):
 def take_along_axis_samples(rng, dtype):
     a = lambda *s: make_array(rng, s, dtype)  # noqa: E731
     yield SampleInput((a(5), _idx(rng, (3,), 5)), {"axis": 0}, "1-d")
+    yield SampleInput((a(5), _idx(rng, (2,), 5, low=0).astype(np.uint8)), {"axis": -1},
+                      "1-d, uint8 indices")
+    yield SampleInput((a(5), _idx(rng, (2,), 5) + 5), {"axis": 0}, "1-d out of range (IndexError)")
     yield SampleInput((a(3, 4), _idx(rng, (3, 2), 4)), {"axis": 1}, "axis=1")
     yield SampleInput((a(3, 4), _idx(rng, (2, 4), 3)), {"axis": 0}, "axis=0")
     yield SampleInput((a(3, 4), _idx(rng, (3, 4), 4)), {}, "default axis=-1")
