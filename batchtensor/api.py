@@ -183,7 +183,8 @@ class _VmapFunction:
                            for leaf, ax in zip(leaves, axes)]
                 args = wrapped if treedef is None else unflatten(treedef, wrapped)
                 out = self.func(*args, **kwargs)
-                return unwrap_outputs(level, out, self.out_axes, "out_axes")
+                return _not_a_view_of_inputs(
+                    unwrap_outputs(level, out, self.out_axes, "out_axes"), leaves, axes)
             finally:
                 close_level(level)
         except ControlFlowError as e:
@@ -338,6 +339,31 @@ def vmap(func: Callable | None = None, in_axes: Any = 0, out_axes: Any = 0, *,
 
 
 # ---- outputs ------------------------------------------------------------------------------------
+def _root(a: np.ndarray) -> np.ndarray:
+    while type(a.base) is np.ndarray:
+        a = a.base
+    return a
+
+
+def _not_a_view_of_inputs(out: Any, leaves: list, axes: list) -> Any:
+    """The loop's ``np.stack`` makes new arrays; ``f`` returning its input (or a view of it)
+    would hand back the caller's array itself, so that writing into the result changed the
+    input. Such outputs are copied (an output merely computed from the inputs is not a view)."""
+    roots = [id(_root(x)) for x, ax in zip(leaves, axes)
+             if ax is not None and type(x) is np.ndarray]
+    if not roots:
+        return out
+    if type(out) is np.ndarray:
+        return out.copy() if id(_root(out)) in roots else out
+    if type(out) is BatchedTensor or not isinstance(out, (tuple, list, dict)):
+        return out
+    outs, td = flatten(out)
+    if not any(type(o) is np.ndarray and id(_root(o)) in roots for o in outs):
+        return out
+    return unflatten(td, [o.copy() if type(o) is np.ndarray and id(_root(o)) in roots else o
+                          for o in outs])
+
+
 def unwrap_outputs(level: Level, tree: Any, out_axes: Any, what: str = "out_axes") -> Any:
     """Unwrap every leaf of ``tree`` at ``level``, batch axis to ``out_axes`` (see Level.unwrap)."""
     if type(tree) is BatchedTensor and type(out_axes) is int:

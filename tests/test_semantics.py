@@ -701,6 +701,21 @@ def test_inputs_are_not_mutated(i, in_axes):
     np.testing.assert_array_equal(y, y0)
 
 
+@pytest.mark.parametrize("f", [lambda x: x, lambda x: x[0], lambda x: x.T, lambda x: (x[1:], 2 * x),
+                               lambda x: {"a": np.reshape(x, -1)}])
+@pytest.mark.parametrize("control_flow", ["error", "loop"])
+def test_outputs_are_new_arrays_like_np_stack(f, control_flow):
+    """f returning (a view of) its input: the loop's np.stack copies, so vmap's result must not
+    be the caller's array, or writing into it would change the input."""
+    xs = X.copy()
+    out = bt.vmap(f, control_flow=control_flow)(xs)
+    for leaf in flatten(out)[0]:
+        assert not np.shares_memory(leaf, xs)
+        assert leaf.flags.writeable
+        leaf[...] = 0
+    np.testing.assert_array_equal(xs, X)
+
+
 def test_mutating_f_mutates_inputs_like_the_loop():
     def f(x, v):
         x[0] = v  # writes into the caller's array, per example
