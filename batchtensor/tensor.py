@@ -572,7 +572,7 @@ def _array_power(forward, inplace):
     sqrt, which differ in the last bits for complex values and give int8 for ``bool ** 2``.
     Where an example is an array, the physical value's own operator does what it would; a
     NumPy scalar example (``_rebinds``) takes np.power, as the scalar's operator does."""
-    def power(self, other):
+    def operator_applies(self, other) -> bool:  # a Python exponent, an array per example
         t = type(other)
         if (t is int or t is float) and not _rebinds(self):
             level = self._level
@@ -580,20 +580,19 @@ def _array_power(forward, inplace):
                 level.check_alive()
             if _RECORDERS:
                 _record(np.power, "boxed")
-            return _new(self._value ** other, self._bdim, level)
-        if t in _SCALAR_TYPES and other == 0.5 and self._value.dtype.kind == "f" \
+            return True
+        return False
+
+    def power(self, other):
+        if operator_applies(self, other):
+            return _new(self._value ** other, self._bdim, self._level)
+        if type(other) in _SCALAR_TYPES and other == 0.5 and self._value.dtype.kind == "f" \
                 and _rebinds(self):
             return _scalar_sqrt_power(self, forward(self, other))
         return forward(self, other)
 
     def inplace_power(self, other):
-        t = type(other)
-        if (t is int or t is float) and not _rebinds(self):
-            level = self._level
-            if not level.alive:
-                level.check_alive()
-            if _RECORDERS:
-                _record(np.power, "boxed")
+        if operator_applies(self, other):
             v = self._value
             v **= other
             if v is not self._value:
