@@ -349,19 +349,19 @@ def _not_a_view_of_inputs(out: Any, leaves: list, axes: list) -> Any:
     """The loop's ``np.stack`` makes new arrays; ``f`` returning its input (or a view of it)
     would hand back the caller's array itself, so that writing into the result changed the
     input. Such outputs are copied (an output merely computed from the inputs is not a view)."""
-    roots = [id(_root(x)) for x, ax in zip(leaves, axes)
-             if ax is not None and type(x) is np.ndarray]
-    if not roots:
-        return out
     if type(out) is np.ndarray:
-        return out.copy() if id(_root(out)) in roots else out
-    if type(out) is BatchedTensor or not isinstance(out, (tuple, list, dict)):
+        if out.base is None:  # owns its memory (the common case): only the input itself
+            return out.copy() if any(out is x for x, ax in zip(leaves, axes)
+                                     if ax is not None) else out
+        root = _root(out)
+        for x, ax in zip(leaves, axes):
+            if ax is not None and type(x) is np.ndarray and _root(x) is root:
+                return out.copy()
         return out
-    outs, td = flatten(out)
-    if not any(type(o) is np.ndarray and id(_root(o)) in roots for o in outs):
-        return out
-    return unflatten(td, [o.copy() if type(o) is np.ndarray and id(_root(o)) in roots else o
-                          for o in outs])
+    if type(out) in (tuple, list, dict) or hasattr(type(out), "_fields"):
+        outs, td = flatten(out)
+        return unflatten(td, [_not_a_view_of_inputs(o, leaves, axes) for o in outs])
+    return out
 
 
 def unwrap_outputs(level: Level, tree: Any, out_axes: Any, what: str = "out_axes") -> Any:

@@ -126,10 +126,31 @@ def function_call(op, args: tuple, kwargs: dict, like: Any = None) -> Any:
     ``like``: the object whose ``__array_function__`` NumPy called (``self``)."""
     if kwargs and kwargs.get("out") is not None:
         _refuse_scalar_targets(kwargs["out"], f"{op_name(op)}(out=...)")
+    level = scan_level(args)
+    if kwargs:
+        level = scan_level(kwargs, level)
+    if level is None:  # e.g. np.zeros(3, like=x): nothing batched reaches the op
+        return _like_call(op, args, kwargs, like)
+    entry = REGISTRY.get(op)
+    if entry is not None and entry.fast is not None:
+        res = entry.fast(level, args, kwargs)
+        if res is not NotImplemented:  # hooks build new arrays: nothing to mark or detach
+            if _RECORDERS:
+                _record(op, entry.kind)
+            return res
+    how = _ARRAY_0D.get(op)
+    if how is not None and how.startswith("writes"):
+        target = args[0] if args else None
+        if type(target) is BatchedTensor and _rebinds(target):
+            if how == "writes":
+                _refuse_scalar_targets(target, f"{op_name(op)}(target, ...)")
+            return None  # NumPy's put / fill into a scalar convert it and change nothing
+        return _run_entry(op, entry, args, kwargs, level)
     scalars = _scalar_args(args)
-    if scalars:
-        return _detach_from_scalars(_call_and_mark(op, args, kwargs, like), scalars)
-    return _call_and_mark(op, args, kwargs, like)
+    res = _run_entry(op, entry, args, kwargs, level)
+    if how is not None:
+        res = _mark_array0d(op, args, res)
+    return _detach_from_scalars(res, scalars) if scalars else res
 
 
 def _scalar_args(args: tuple) -> list:
@@ -145,20 +166,6 @@ def _scalar_args(args: tuple) -> list:
                 if type(e) is BatchedTensor and e._value.ndim == 1 and _rebinds(e):
                     found.append(e)
     return found
-
-
-def _call_and_mark(op, args: tuple, kwargs: dict, like: Any) -> Any:
-    if op in _ARRAY_0D:
-        how = _ARRAY_0D[op]
-        if how in ("writes", "writes or nothing"):
-            target = args[0] if args else None
-            if type(target) is BatchedTensor and _rebinds(target):
-                if how == "writes":
-                    _refuse_scalar_targets(target, f"{op_name(op)}(target, ...)")
-                return None  # NumPy's put / fill into a scalar convert it and change nothing
-            return _function_call(op, args, kwargs, like)
-        return _mark_array0d(op, args, _function_call(op, args, kwargs, like))
-    return _function_call(op, args, kwargs, like)
 
 
 # Per example, most 0-d results are immutable NumPy scalars (ufuncs, reductions, x[i]), and an
@@ -229,22 +236,11 @@ def _mark_array0d(op, args: tuple, res: Any) -> Any:
     return res
 
 
-def _function_call(op, args: tuple, kwargs: dict, like: Any) -> Any:
-    level = scan_level(args)
-    if kwargs:
-        level = scan_level(kwargs, level)
-    if level is None:  # e.g. np.zeros(3, like=x): nothing batched reaches the op
-        return _like_call(op, args, kwargs, like)
-    entry = REGISTRY.get(op)
+def _run_entry(op, entry, args: tuple, kwargs: dict, level) -> Any:
+    """The registered rule, boxed kind or decomposition of ``op`` (the loop if none)."""
     if entry is None:
         return _loop(op, args, kwargs, level)
     kind = entry.kind
-    if entry.fast is not None:
-        res = entry.fast(level, args, kwargs)
-        if res is not NotImplemented:
-            if _RECORDERS:
-                _record(op, kind)
-            return res
     if kind == "decomposition":
         if _RECORDERS:
             _record(op, "decomposition")
