@@ -16,6 +16,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import random
 import re
 import statistics
 import sys
@@ -133,8 +134,12 @@ def run_one(w, regime, repeat, rng) -> dict:
             raise AssertionError(f"{w.name}/{regime}: {name} disagrees with the loop")
     numbers = {k: _calibrate(fn) for k, fn in methods.items()}
     samples = {k: [] for k in methods}
+    order = list(methods)
+    shuffle = random.Random(0).shuffle
     for _ in range(repeat):
-        for name, fn in methods.items():
+        shuffle(order)  # a fixed order favours some methods (what ran just before matters)
+        for name in order:
+            fn = methods[name]
             n = numbers[name]
             t0 = time.perf_counter()
             for _ in range(n):
