@@ -159,12 +159,10 @@ def _scalar_args(args: tuple) -> list:
     for a in args:
         t = type(a)
         if t is BatchedTensor:
-            if a._value.ndim == 1 and _rebinds(a):
+            if _rebinds(a):
                 found.append(a)
         elif t is list or t is tuple:
-            for e in a:
-                if type(e) is BatchedTensor and e._value.ndim == 1 and _rebinds(e):
-                    found.append(e)
+            found.extend(e for e in a if type(e) is BatchedTensor and _rebinds(e))
     return found
 
 
@@ -222,14 +220,13 @@ def _mark_array0d(op, args: tuple, res: Any) -> Any:
         key = args[1]
         if not (key is Ellipsis or (type(key) is tuple and any(k is Ellipsis for k in key))):
             return res
-    elif how == "array in":
-        x = args[0] if args else None
+    x = args[0] if args else None
+    if how == "array in":
         if type(x) is BatchedTensor:
-            if x._value.ndim == 1 and not getattr(x, "_array0d", False):
+            if _rebinds(x):
                 return res  # a scalar in, a scalar out
         elif not (hasattr(x, "ndim") and not isinstance(x, np.generic)):
             return res
-    x = args[0] if args else None
     if res is x:
         return res  # np.asarray(scalar) handed back as it is: left a scalar (it rebinds)
     res._array0d = True  # (a view of a scalar's storage is copied by _detach_from_scalars)
