@@ -80,7 +80,7 @@ class _VmapFunction:
         return f"<vmap of {getattr(self.func, '__name__', self.func)!r}>"
 
     def __call__(self, *args, **kwargs):
-        func, in_axes = self.func, self.in_axes
+        in_axes = self.in_axes
         if type(in_axes) is int and all(type(a) is np.ndarray or type(a) is BatchedTensor
                                         for a in args):
             leaves, treedef, axes = list(args), None, [in_axes] * len(args)  # fast path

@@ -350,8 +350,8 @@ class BatchedTensor:
 
     def copy(self, order="C"):
         res = np.copy(self, order)
-        if _rebinds(self) and getattr(res, "_array0d", False):  # scalar.copy() is a scalar; np.copy(scalar) a 0-d array
-            del res._array0d
+        if _rebinds(self) and getattr(res, "_array0d", False):
+            del res._array0d  # scalar.copy() is a scalar; np.copy(scalar) a 0-d array
         return res
 
     def __copy__(self):
@@ -431,6 +431,17 @@ ndarray_astype = _MethodOp("astype")
 ndarray_fill = _MethodOp("fill")
 
 
+def _rebinds(t: BatchedTensor) -> bool:
+    """True if ``t`` is a NumPy *scalar* per example, so ``t += 1`` must rebind, not write.
+
+    Per example, ufuncs, reductions and integer indexing return immutable NumPy scalars, and
+    ``z += 1`` on one makes a new object: a list or another name holding the old ``z`` keeps
+    the old value. Writing into the shared physical value instead would change those too.
+    Only 0-d values marked as arrays (``np.array(v)``, ``x[0, ...]``...: ``dispatch``) are
+    written in place."""
+    return t._value.ndim == 1 and not getattr(t, "_array0d", False)
+
+
 def _new(value, bdim, level) -> BatchedTensor:
     t = object.__new__(BatchedTensor)
     t._value = value
@@ -443,17 +454,6 @@ def _new(value, bdim, level) -> BatchedTensor:
 # The common case (both operands batched at the same level and laid out alike, or a scalar
 # operand) calls the ufunc on the physical values directly: ~0.3 µs instead of the ~1.5 µs that
 # NumPy's __array_ufunc__ protocol costs before our code even runs (DESIGN §6).
-
-def _rebinds(t: BatchedTensor) -> bool:
-    """True if ``t`` is a NumPy *scalar* per example, so ``t += 1`` must rebind, not write.
-
-    Per example, ufuncs, reductions and integer indexing return immutable NumPy scalars, and
-    ``z += 1`` on one makes a new object: a list or another name holding the old ``z`` keeps
-    the old value. Writing into the shared physical value instead would change those too.
-    Only 0-d values marked as arrays (``np.array(v)``, ``x[0, ...]``...: ``dispatch``) are
-    written in place."""
-    return t._value.ndim == 1 and not getattr(t, "_array0d", False)
-
 
 def _binary_fast(ufunc):
     # Locals bound as defaults: each global look-up saved is ~20 ns on a ~400 ns path.
