@@ -204,8 +204,10 @@ def _detach_from_scalars(res: Any, scalars: list) -> Any:
                 b = _root(x._value)
                 if type(a) is not np.ndarray or type(b) is not np.ndarray \
                         or np.may_share_memory(a, b):
-                    res._value = res._value.copy()
-                    break
+                    copy = _new(res._value.copy(), res._bdim, res._level)
+                    if getattr(res, "_array0d", False):
+                        copy._array0d = True
+                    return copy
         return res
     if type(res) in (tuple, list):
         return type(res)(_detach_from_scalars(r, scalars) for r in res)
