@@ -329,20 +329,19 @@ class Generator:
     # ---- continuous -------------------------------------------------------------------------
     def random(self, size=None, dtype=np.float64, out=None):
         """Floats in [0, 1), like ``numpy.random.Generator.random``."""
-        d = self._draw("random")
-        if d is None:
-            return self._np.random(size, dtype=dtype, out=out)
-        _no_out("random", out)
-        dtype = _float_dtype("random", dtype)
-        return _finish(d.uniform01(_size_tuple(size) or (), dtype), size)
+        return self._standard("random", "uniform01", size, dtype, out)
 
     def standard_normal(self, size=None, dtype=np.float64, out=None):
-        d = self._draw("standard_normal")
+        return self._standard("standard_normal", "normal01", size, dtype, out)
+
+    def _standard(self, name: str, sampler: str, size, dtype, out):
+        """A parameterless float draw: NumPy's own outside vmap, else per example."""
+        d = self._draw(name)
         if d is None:
-            return self._np.standard_normal(size, dtype=dtype, out=out)
-        _no_out("standard_normal", out)
-        dtype = _float_dtype("standard_normal", dtype)
-        return _finish(d.normal01(_size_tuple(size) or (), dtype), size)
+            return getattr(self._np, name)(size, dtype=dtype, out=out)
+        _no_out(name, out)
+        dtype = _float_dtype(name, dtype)
+        return _finish(getattr(d, sampler)(_size_tuple(size) or (), dtype), size)
 
     def normal(self, loc=0.0, scale=1.0, size=None):
         d = self._draw("normal", loc, scale)

@@ -7,6 +7,7 @@ NumPy call on it is routed to ``dispatch``.
 
 from __future__ import annotations
 
+import math
 import operator
 from typing import Any
 
@@ -103,10 +104,7 @@ class BatchedTensor:
 
     @property
     def size(self) -> int:
-        n = 1
-        for d in self.shape:
-            n *= d
-        return n
+        return math.prod(self.shape)
 
     @property
     def itemsize(self) -> int:

@@ -20,6 +20,7 @@ and a view read after its base was written raises instead of giving a stale valu
 from __future__ import annotations
 
 import inspect
+import math
 import operator
 import os
 import sys
@@ -154,10 +155,7 @@ class TArray(NDArrayOperatorsMixin):
 
     @property
     def size(self) -> Any:
-        n = 1
-        for d in self.shape:
-            n = n * d
-        return n
+        return math.prod(self.shape)  # a SymDim for a shape with the symbolic batch size
 
     @property
     def itemsize(self) -> int:

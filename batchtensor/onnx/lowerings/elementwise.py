@@ -47,6 +47,7 @@ def _simple(op_type: str) -> Callable:
 
 
 def _bool_or(op_type: str, bool_op: str) -> Callable:
+    """``op_type`` on numbers, ``bool_op`` on bools (add: Or, maximum: Or, bitwise_and: And)."""
     def build(g, n, d):
         if d[0] == BOOL:
             return g.node(bool_op, n)
@@ -148,14 +149,6 @@ def _logical(op_type: str) -> Callable:
 
 def _logical_not(g, n, d):
     return g.node("Not", [_to_bool(g, n[0], d[0])])
-
-
-def _bitwise(op_type: str, bool_op: str) -> Callable:
-    def build(g, n, d):
-        if d[0] == BOOL:
-            return g.node(bool_op, n)
-        return g.math(op_type, n, d[0])
-    return build
 
 
 def _shift(direction: str) -> Callable:
@@ -501,10 +494,10 @@ UFUNCS: dict = {
     np.logical_or: (_logical("Or"), ("Or",)),
     np.logical_xor: (_logical("Xor"), ("Xor",)),
     np.logical_not: (_logical_not, ("Not",)),
-    np.bitwise_and: (_bitwise("BitwiseAnd", "And"), ("BitwiseAnd",)),
-    np.bitwise_or: (_bitwise("BitwiseOr", "Or"), ("BitwiseOr",)),
-    np.bitwise_xor: (_bitwise("BitwiseXor", "Xor"), ("BitwiseXor",)),
-    np.invert: (_bitwise("BitwiseNot", "Not"), ("BitwiseNot",)),
+    np.bitwise_and: (_bool_or("BitwiseAnd", "And"), ("BitwiseAnd",)),
+    np.bitwise_or: (_bool_or("BitwiseOr", "Or"), ("BitwiseOr",)),
+    np.bitwise_xor: (_bool_or("BitwiseXor", "Xor"), ("BitwiseXor",)),
+    np.invert: (_bool_or("BitwiseNot", "Not"), ("BitwiseNot",)),
     np.left_shift: (_shift("LEFT"), ("BitShift",)),
     np.right_shift: (_shift("RIGHT"), ("BitShift",)),
     np.equal: (_cmp("Equal"), ("Equal",)),

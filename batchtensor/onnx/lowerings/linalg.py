@@ -144,26 +144,32 @@ def lower_vecdot(g, out, x1, x2, **kwargs):
                   keepdims=0)
 
 
-@lowering(np.matvec, onnx=("MatMul",))
-def lower_matvec(g, out, x1, x2, **kwargs):
+def _matrix_vector(g, out, x1, x2, kwargs, vector_axis: int):
+    """matvec (the vector is x2, a column: axis -1) or vecmat (x1, a row: axis -2) as a
+    MatMul with the vector made a one-column / one-row matrix."""
     _check_kw(kwargs)
     dt = out.dtype
     empty = _empty_product(g, out, x1, x2)
     if empty is not None:
         return empty
-    v = g.node("Unsqueeze", [g.val(x2, dt), g.i64([-1])])
-    return g.node("Squeeze", [_mm(g, g.val(x1, dt), v, dt, ndim_of(x1), 2), g.i64([-1])])
+    axis = g.i64([vector_axis])
+    if vector_axis == -1:
+        v = g.node("Unsqueeze", [g.val(x2, dt), axis])
+        prod = _mm(g, g.val(x1, dt), v, dt, ndim_of(x1), 2)
+    else:
+        v = g.node("Unsqueeze", [g.val(x1, dt), axis])
+        prod = _mm(g, v, g.val(x2, dt), dt, 2, ndim_of(x2))
+    return g.node("Squeeze", [prod, axis])
+
+
+@lowering(np.matvec, onnx=("MatMul",))
+def lower_matvec(g, out, x1, x2, **kwargs):
+    return _matrix_vector(g, out, x1, x2, kwargs, -1)
 
 
 @lowering(np.vecmat, onnx=("MatMul",))
 def lower_vecmat(g, out, x1, x2, **kwargs):
-    _check_kw(kwargs)
-    dt = out.dtype
-    empty = _empty_product(g, out, x1, x2)
-    if empty is not None:
-        return empty
-    v = g.node("Unsqueeze", [g.val(x1, dt), g.i64([-2])])
-    return g.node("Squeeze", [_mm(g, v, g.val(x2, dt), dt, 2, ndim_of(x2)), g.i64([-2])])
+    return _matrix_vector(g, out, x1, x2, kwargs, -2)
 
 
 def _vector_norm(g, dt, v: str, axes, kd: int, ord) -> str:
