@@ -265,6 +265,9 @@ def take_along_axis_samples(rng, dtype):
     yield SampleInput((a(5), _idx(rng, (2,), 5, low=0).astype(np.uint8)), {"axis": -1},
                       "1-d, uint8 indices")
     yield SampleInput((a(5), _idx(rng, (2,), 5) + 5), {"axis": 0}, "1-d out of range (IndexError)")
+    yield SampleInput((a(5), _idx(rng, (0,), 5)), {"axis": 0}, "1-d, empty indices")
+    yield SampleInput((a(0), _idx(rng, (0,), 1)), {"axis": -1}, "1-d, size-0 arr and indices")
+    yield SampleInput((a(8)[::2], _idx(rng, (3,), 4)), {"axis": 0}, "1-d non-contiguous arr")
     yield SampleInput((a(3, 4), _idx(rng, (3, 2), 4)), {"axis": 1}, "axis=1")
     yield SampleInput((a(3, 4), _idx(rng, (2, 4), 3)), {"axis": 0}, "axis=0")
     yield SampleInput((a(3, 4), _idx(rng, (3, 4), 4)), {}, "default axis=-1")
