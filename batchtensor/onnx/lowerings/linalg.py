@@ -41,13 +41,21 @@ def _empty_product(g, out, *operands) -> str | None:
     return None
 
 
+def _gufunc_product(body):
+    """matmul / vecdot / matvec / vecmat: NumPy's keywords checked, an empty result as zeros,
+    else ``body(g, out, x1, x2, dtype)``."""
+    def lower(g, out, x1, x2, **kwargs):
+        _check_kw(kwargs)
+        empty = _empty_product(g, out, x1, x2)
+        return empty if empty is not None else body(g, out, x1, x2, out.dtype)
+
+    lower.__name__ = body.__name__
+    return lower
+
+
 @lowering(np.matmul, onnx=("MatMul",))
-def lower_matmul(g, out, a, b, **kwargs):
-    _check_kw(kwargs)
-    dt = out.dtype
-    empty = _empty_product(g, out, a, b)
-    if empty is not None:
-        return empty
+@_gufunc_product
+def lower_matmul(g, out, a, b, dt):
     return _mm(g, g.val(a, dt), g.val(b, dt), dt, ndim_of(a), ndim_of(b))
 
 
@@ -133,25 +141,16 @@ def lower_tensordot(g, out, a, b, axes=2):
 
 
 @lowering(np.vecdot, onnx=("Mul", "ReduceSum"))
-def lower_vecdot(g, out, x1, x2, **kwargs):
-    _check_kw(kwargs)
-    dt = out.dtype
-    empty = _empty_product(g, out, x1, x2)
-    if empty is not None:
-        return empty
+@_gufunc_product
+def lower_vecdot(g, out, x1, x2, dt):
     p = g.math("Mul", [g.val(x1, dt), g.val(x2, dt)], dt)
     return g.math("ReduceSum", [p], dt, extra=[g.i64([-1])], probe_extra=(("<i8", (0,)),),
                   keepdims=0)
 
 
-def _matrix_vector(g, out, x1, x2, kwargs, vector_axis: int):
+def _matrix_vector(g, x1, x2, dt, vector_axis: int):
     """matvec (the vector is x2, a column: axis -1) or vecmat (x1, a row: axis -2) as a
     MatMul with the vector made a one-column / one-row matrix."""
-    _check_kw(kwargs)
-    dt = out.dtype
-    empty = _empty_product(g, out, x1, x2)
-    if empty is not None:
-        return empty
     axis = g.i64([vector_axis])
     if vector_axis == -1:
         v = g.node("Unsqueeze", [g.val(x2, dt), axis])
@@ -163,13 +162,15 @@ def _matrix_vector(g, out, x1, x2, kwargs, vector_axis: int):
 
 
 @lowering(np.matvec, onnx=("MatMul",))
-def lower_matvec(g, out, x1, x2, **kwargs):
-    return _matrix_vector(g, out, x1, x2, kwargs, -1)
+@_gufunc_product
+def lower_matvec(g, out, x1, x2, dt):
+    return _matrix_vector(g, x1, x2, dt, -1)
 
 
 @lowering(np.vecmat, onnx=("MatMul",))
-def lower_vecmat(g, out, x1, x2, **kwargs):
-    return _matrix_vector(g, out, x1, x2, kwargs, -2)
+@_gufunc_product
+def lower_vecmat(g, out, x1, x2, dt):
+    return _matrix_vector(g, x1, x2, dt, -2)
 
 
 def _vector_norm(g, dt, v: str, axes, kd: int, ord) -> str:
