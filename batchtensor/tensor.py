@@ -319,16 +319,10 @@ class BatchedTensor:
     def reshape(self, *shape, order="C", copy=None):
         if not shape:
             raise TypeError("reshape() takes exactly 1 argument (0 given)")
-        if len(shape) == 1 and not isinstance(shape[0], (int, np.integer)):
-            shape = shape[0]
-        return np.reshape(self, shape, order=order, copy=copy)
+        return np.reshape(self, ints_or_sequence(shape), order=order, copy=copy)
 
     def transpose(self, *axes):
-        if not axes or (len(axes) == 1 and axes[0] is None):
-            return np.transpose(self)
-        if len(axes) == 1 and not isinstance(axes[0], (int, np.integer)):
-            axes = axes[0]
-        return np.transpose(self, axes)
+        return ndarray_transpose(self, axes)
 
     def swapaxes(self, axis1, axis2):
         return np.swapaxes(self, axis1, axis2)
@@ -423,6 +417,20 @@ class _MethodOp:
 
     def __repr__(self) -> str:
         return f"<ndarray method {self.method}>"
+
+
+def ints_or_sequence(args: tuple):
+    """ndarray methods take ``x.reshape(2, 3)`` or ``x.reshape((2, 3))``: the one sequence."""
+    if len(args) == 1 and not isinstance(args[0], (int, np.integer)):
+        return args[0]
+    return args
+
+
+def ndarray_transpose(x, axes: tuple):
+    """``x.transpose()``, ``x.transpose(None)``, ``x.transpose(1, 0)``, ``x.transpose((1, 0))``."""
+    if not axes or (len(axes) == 1 and axes[0] is None):
+        return np.transpose(x)
+    return np.transpose(x, ints_or_sequence(axes))
 
 
 ndarray_astype = _MethodOp("astype")

@@ -32,7 +32,8 @@ from numpy.lib.mixins import NDArrayOperatorsMixin
 
 from ..dispatch import register_physical_type
 from ..registry import op_name
-from ..tensor import BatchedTensor, ndarray_astype, ndarray_fill
+from ..tensor import (BatchedTensor, ints_or_sequence, ndarray_astype, ndarray_fill,
+                      ndarray_transpose)
 from .errors import BatchSizeLeakError, ExportError, UnsupportedOpError
 from .symdim import SymDim
 
@@ -291,16 +292,10 @@ class TArray(NDArrayOperatorsMixin):
         return np.copy(self, order=order)
 
     def reshape(self, *shape, order="C"):
-        if len(shape) == 1 and not isinstance(shape[0], (int, np.integer)):
-            shape = shape[0]
-        return np.reshape(self, shape, order=order)
+        return np.reshape(self, ints_or_sequence(shape), order=order)
 
     def transpose(self, *axes):
-        if not axes or (len(axes) == 1 and axes[0] is None):
-            return np.transpose(self)
-        if len(axes) == 1 and not isinstance(axes[0], (int, np.integer)):
-            axes = axes[0]
-        return np.transpose(self, axes)
+        return ndarray_transpose(self, axes)
 
     def ravel(self, order="C"):
         return np.ravel(self, order)
