@@ -58,7 +58,7 @@ def user_site(depth: int = 1) -> tuple[Any, list[str]]:
         if _inside(fn, _PKG):
             continue
         if _inside(fn, _NUMPY):
-            numpy_funcs.append(f.f_code.co_name)
+            numpy_funcs.append(getattr(f.f_code, "co_qualname", f.f_code.co_name))
             continue
         return f, numpy_funcs
     return None, numpy_funcs
@@ -137,4 +137,8 @@ def conversion_message(what: str, depth: int = 2) -> str:
     if numpy_funcs and numpy_funcs[-1] == "full":
         extra = (" np.full(shape, value) does not dispatch on a batched value: use "
                  "np.full(shape, value, like=value) or np.full_like(value, value, shape=shape).")
+    elif numpy_funcs and numpy_funcs[-1].startswith("vectorize."):
+        extra = (" np.vectorize converts its arguments without dispatching: call the function "
+                 "on the batched value directly (vmap already maps it over the batch), or use "
+                 "np.frompyfunc(func, nin, nout)(x), a ufunc, which dispatches.")
     return f"{what} on a BatchedTensor{via} is not allowed, at {_where(f)}.{extra} {_HELP}"

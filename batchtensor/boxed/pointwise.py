@@ -23,19 +23,20 @@ from ..rules._helpers import (align_front, align_pointwise, ensure_bdim, given, 
 __all__ = ["pointwise", "ufunc_pointwise", "align_out", "unbatched_out_error"]
 
 
-def unbatched_out_error(name: str, argname: str = "out") -> BatchingError:
+def unbatched_out_error(name: str, target: str = "out=") -> BatchingError:
+    """``target``: how the written argument reads in the message (``out=``, ``a``...)."""
+    instead = " or use the returned value instead of out=" if target == "out=" else ""
     return BatchingError(
-        f"{name}: cannot write a batched result into {argname}=, which is not batched at this "
-        f"vmap level (it is shared by every example). Create the output inside the function "
-        f"from a batched value (np.empty_like(x), np.zeros_like(x)) or use the returned value "
-        f"instead of {argname}=."
+        f"{name}: cannot write a batched result into {target}, which is not batched at this "
+        f"vmap level (it is shared by every example). Create it inside the function from a "
+        f"batched value (np.empty_like(x), np.zeros_like(x, shape=...)){instead}."
     )
 
 
-def align_out(out_val, out_bdim, name: str, rank: int | None, argname: str = "out"):
+def align_out(out_val, out_bdim, name: str, rank: int | None):
     """The physical ``out`` array laid out like a result with the batch axis first."""
     if out_bdim is None:
-        raise unbatched_out_error(name, argname)
+        raise unbatched_out_error(name)
     out_val = move_bdim_to_front(out_val, out_bdim)
     return out_val
 

@@ -140,7 +140,7 @@ def _at(ufunc, inputs, kwargs):
     a, indices = inputs[0], inputs[1]
     x, xb = unwrap(a, level)
     if xb is None:
-        raise unbatched_out_error(name, "a (the array written in place)")
+        raise unbatched_out_error(name, f"`a` (the array {name} writes in place)")
     require(scan_level(indices) is None, f"{name}: batched indices")
     x = move_bdim_to_front(x, xb)
     idx = indices if isinstance(indices, tuple) else (indices,)
