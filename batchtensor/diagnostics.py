@@ -50,18 +50,26 @@ def _inside(path: str, root: str) -> bool:
     return os.path.abspath(path).startswith(root + os.sep)
 
 
-def user_site(depth: int = 1) -> tuple[Any, list[str]]:
-    """The first frame outside batchtensor and NumPy, and the NumPy functions passed through."""
-    numpy_funcs = []
+def user_site(depth: int = 1) -> tuple[Any, list]:
+    """The first frame outside batchtensor and NumPy, and the NumPy frames passed through."""
+    numpy_frames = []
     for f in _frames(depth):
         fn = f.f_code.co_filename
         if _inside(fn, _PKG):
             continue
         if _inside(fn, _NUMPY):
-            numpy_funcs.append(getattr(f.f_code, "co_qualname", f.f_code.co_name))
+            numpy_frames.append(f)
             continue
-        return f, numpy_funcs
-    return None, numpy_funcs
+        return f, numpy_frames
+    return None, numpy_frames
+
+
+def _holds_batched_sequence(f) -> bool:
+    """Whether an argument of NumPy function frame ``f`` is a list/tuple of BatchedTensors."""
+    from .tensor import BatchedTensor
+    args = f.f_code.co_varnames[:f.f_code.co_argcount + f.f_code.co_kwonlyargcount]
+    return any(type(v) in (list, tuple) and any(type(e) is BatchedTensor for e in v)
+               for v in (f.f_locals.get(a) for a in args))
 
 
 def user_stacklevel() -> int:
@@ -118,7 +126,8 @@ def _store_target(f) -> str:
 
 def conversion_message(what: str, depth: int = 2) -> str:
     """The message for converting a BatchedTensor, naming the user's line when it can."""
-    f, numpy_funcs = user_site(depth)
+    f, numpy_frames = user_site(depth)
+    numpy_funcs = [getattr(g.f_code, "co_qualname", g.f_code.co_name) for g in numpy_frames]
     if f is None:
         return f"{what} on a BatchedTensor is not allowed. {_HELP}"
     if not numpy_funcs and _STORE is not None and f.f_code.co_code[f.f_lasti] == _STORE:
@@ -141,4 +150,8 @@ def conversion_message(what: str, depth: int = 2) -> str:
         extra = (" np.vectorize converts its arguments without dispatching: call the function "
                  "on the batched value directly (vmap already maps it over the batch), or use "
                  "np.frompyfunc(func, nin, nout)(x), a ufunc, which dispatches.")
+    elif numpy_frames and _holds_batched_sequence(numpy_frames[-1]):
+        extra = (f" numpy.{numpy_funcs[-1]} was given a list or tuple of batched values: NumPy "
+                 f"dispatches on array arguments, not on the elements of a list. Make it one "
+                 f"batched value first: np.stack(values) (or np.asarray(values, like=values[0])).")
     return f"{what} on a BatchedTensor{via} is not allowed, at {_where(f)}.{extra} {_HELP}"

@@ -156,6 +156,8 @@ CASES = [
      r"inside numpy\.take"),
     ("convert_full", vm(lambda x: np.full(3, x[0]), X), TE,
      r"inside numpy\.full.*np\.full_like\(value, value, shape=shape\)"),
+    ("convert_list_of_batched", vm(lambda x: np.sum([x[0], x[1]]), X), TE,
+     r"inside numpy\.sum.*given a list or tuple of batched values.*np\.stack\(values\)"),
     ("convert_vectorize", vm(lambda x: np.vectorize(lambda a: a * 2)(x), X), TE,
      r"inside numpy\.vectorize\.__call__.*np\.frompyfunc\(func, nin, nout\)"),
     ("convert_numpy_random", vm(lambda x: np.random.default_rng(0).normal(x), X), TE,
