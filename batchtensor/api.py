@@ -75,39 +75,40 @@ class _VmapFunction:
         self.chunk_size = chunk_size
         self.randomness = randomness
         self.control_flow = control_flow
+        # The common call (arrays in, one pass) skips the general argument handling.
+        self._one_pass = chunk_size is None and control_flow == "error"
 
     def __repr__(self) -> str:
         return f"<vmap of {getattr(self.func, '__name__', self.func)!r}>"
 
     def __call__(self, *args, **kwargs):
-        in_axes = self.in_axes
-        if type(in_axes) is int and all(type(a) is np.ndarray or type(a) is BatchedTensor
-                                        for a in args):
-            leaves, treedef, axes = list(args), None, [in_axes] * len(args)  # fast path
-        elif type(in_axes) is tuple and len(in_axes) == len(args) and all(
-                ax is None or (type(ax) is int and (type(a) is np.ndarray
-                                                    or type(a) is BatchedTensor))
-                for a, ax in zip(args, in_axes)):
-            # fast path: arrays mapped, everything unmapped passed through whole
-            leaves, treedef, axes = list(args), None, list(in_axes)
-        else:
-            leaves, treedef = flatten(args)
-            if in_axes is None or type(in_axes) is int:
-                axes = [in_axes] * len(leaves)
-            else:
-                spec = tuple(in_axes) if isinstance(in_axes, (tuple, list)) else in_axes
-                if len(spec) != len(args):
-                    raise ValueError(
-                        f"vmap: in_axes is a {type(in_axes).__name__} of length {len(spec)} but "
-                        f"the function was called with {len(args)} positional arguments; give "
-                        f"one in_axes entry per positional argument (keyword arguments are not "
-                        f"mapped: pass them positionally, or bind them with functools.partial)"
-                    )
-                axes = broadcast_prefix(spec, args, "in_axes", "args")
-        size, axes = self._batch_size(leaves, axes, args, treedef)
-        if self.control_flow == "loop":
-            leaves = [_read_only(x) if ax is not None else x for x, ax in zip(leaves, axes)]
         try:
+            in_axes = self.in_axes
+            axes = _array_axes(args, in_axes)
+            if axes is not None:  # arrays mapped, everything unmapped passed through whole
+                if self._one_pass:  # the common call: no pytrees, no chunks, no reruns
+                    size = _common_size(args, axes)
+                    if size is not None and (self.axis_size is None or self.axis_size == size):
+                        return self._run(args, axes, None, kwargs, size)
+                leaves, treedef = list(args), None
+            else:
+                leaves, treedef = flatten(args)
+                if in_axes is None or type(in_axes) is int:
+                    axes = [in_axes] * len(leaves)
+                else:
+                    spec = tuple(in_axes) if isinstance(in_axes, (tuple, list)) else in_axes
+                    if len(spec) != len(args):
+                        raise ValueError(
+                            f"vmap: in_axes is a {type(in_axes).__name__} of length {len(spec)} "
+                            f"but the function was called with {len(args)} positional "
+                            f"arguments; give one in_axes entry per positional argument "
+                            f"(keyword arguments are not mapped: pass them positionally, or "
+                            f"bind them with functools.partial)"
+                        )
+                    axes = broadcast_prefix(spec, args, "in_axes", "args")
+            size, axes = self._batch_size(leaves, axes, args, treedef)
+            if self.control_flow == "loop":
+                leaves = [_read_only(x) if ax is not None else x for x, ax in zip(leaves, axes)]
             chunk = self.chunk_size
             if chunk == "auto":
                 chunk = _auto_chunk(leaves, axes, size)
@@ -226,6 +227,45 @@ class _VmapFunction:
                 parts = [col[j] for col in columns]
                 joined.append(np.concatenate(parts, axis=ax))
         return unflatten(td, joined)
+
+
+def _array_axes(args: tuple, in_axes: Any) -> list | None:
+    """Per-argument axes when every mapped argument is an ndarray or a BatchedTensor (the
+    common call); None sends the call down the general path (pytrees, checks, messages)."""
+    n = len(args)
+    if type(in_axes) is int:
+        axes = [in_axes] * n
+    elif type(in_axes) is tuple and len(in_axes) == n:
+        axes = list(in_axes)
+    else:
+        return None
+    for a, ax in zip(args, axes):
+        if ax is not None and (type(ax) is not int or (type(a) is not np.ndarray
+                                                      and type(a) is not BatchedTensor)):
+            return None
+    return axes
+
+
+def _common_size(args: tuple, axes: list) -> int | None:
+    """The batch size, with ``axes`` made non-negative in place; None if an axis is out of
+    range, the sizes differ or nothing is mapped (the general path raises the error)."""
+    size = None
+    for i, ax in enumerate(axes):
+        if ax is None:
+            continue
+        a = args[i]
+        nd = a.ndim
+        if not -nd <= ax < nd:
+            return None
+        if ax < 0:
+            ax += nd
+            axes[i] = ax
+        s = a.shape[ax]
+        if size is None:
+            size = s
+        elif s != size:
+            return None
+    return size
 
 
 def _func_name(func) -> str:
