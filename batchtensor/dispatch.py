@@ -19,7 +19,7 @@ import numpy as np
 from .errors import BatchingError, ControlFlowError, LoopFallback
 from .paths import _RECORDERS, _record, record_paths
 from .registry import ARRAY, ARRAYS, REGISTRY, op_name
-from .tensor import _SCALAR_TYPES, BatchedTensor, _new, _rebinds, ndarray_fill
+from .tensor import _SCALAR_TYPES, BatchedTensor, _new, _rebinds, matmul_shared_matrix, ndarray_fill
 
 __all__ = ["function_call", "ufunc_call", "unwrap", "wrap", "wrap_result", "find_level",
            "scan_level", "record_paths", "truth_value", "is_physical_type",
@@ -424,6 +424,10 @@ def ufunc_call(ufunc, method: str, inputs: tuple, kwargs: dict) -> Any:
         _refuse_scalar_targets(kwargs["out"], f"{ufunc.__name__}(out=...)")
     elif method == "at" and inputs:
         _refuse_scalar_targets(inputs[0], f"{ufunc.__name__}.at(target, ...)")
+    if ufunc is np.matmul and method == "__call__" and not kwargs and len(inputs) == 2:
+        res = matmul_shared_matrix(*inputs)  # w @ x from ndarray.__matmul__: NumPy's protocol
+        if res is not None:
+            return res
     if method == "__call__" and ufunc.signature is None:
         if not kwargs:
             # Hot path: one level, batch axes aligned, nothing to move or pad.

@@ -616,6 +616,39 @@ def _scalar_sqrt_power(x: BatchedTensor, res: BatchedTensor) -> BatchedTensor:
     return _new(fixed.astype(res._value.dtype, copy=False), res._bdim, res._level)
 
 
+def matmul_shared_matrix(a, b) -> BatchedTensor | None:
+    """``x @ w`` or ``w @ x`` of a batch of vectors ``x`` and a plain matrix ``w`` (an MLP
+    layer): one GEMM on the physical (B, k) array, as the matmul rule computes it, without the
+    dispatcher. None for every other case (the rule takes it)."""
+    if type(a) is BatchedTensor:
+        x, w, x_first = a, b, True
+    else:
+        x, w, x_first = b, a, False
+    v = x._value
+    if not (type(w) is np.ndarray and w.ndim == 2 and x._bdim == 0 and type(v) is np.ndarray
+            and v.ndim == 2):
+        return None
+    level = x._level
+    if not level.alive:
+        level.check_alive()
+    if _RECORDERS:
+        _record(np.matmul, "rule")
+    # x_i @ w for every i is (B, k) @ w; w @ x_i for every i is (B, k) @ w.T
+    return _new(np.matmul(v, w if x_first else w.T), 0, level)
+
+
+def _shared_matrix_matmul(forward, reflected):
+    def matmul(self, other):
+        res = matmul_shared_matrix(self, other)
+        return forward(self, other) if res is None else res
+
+    def rmatmul(self, other):
+        res = matmul_shared_matrix(other, self)
+        return reflected(self, other) if res is None else res
+
+    return matmul, rmatmul
+
+
 _BINARY = {
     "add": np.add, "sub": np.subtract, "mul": np.multiply, "truediv": np.true_divide,
     "floordiv": np.floor_divide, "mod": np.remainder, "pow": np.power,
@@ -638,9 +671,10 @@ def _install_operators() -> None:
     for name, uf in _UNARY.items():
         setattr(BatchedTensor, f"__{name}__", _unary(uf))
     BatchedTensor.__pow__, BatchedTensor.__ipow__ = _array_power(*_binary_fast(np.power)[::2])
-    # matmul and divmod are not elementwise on aligned operands: always the full dispatcher.
+    # divmod is not elementwise on aligned operands (two results): always the full dispatcher.
     fwd, ref, inp = _binary_slow(np.matmul)
-    BatchedTensor.__matmul__, BatchedTensor.__rmatmul__, BatchedTensor.__imatmul__ = fwd, ref, inp
+    BatchedTensor.__matmul__, BatchedTensor.__rmatmul__ = _shared_matrix_matmul(fwd, ref)
+    BatchedTensor.__imatmul__ = inp
     fwd, ref, _ = _binary_slow(np.divmod)
     BatchedTensor.__divmod__, BatchedTensor.__rdivmod__ = fwd, ref
 

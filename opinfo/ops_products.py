@@ -78,6 +78,11 @@ _MATMUL_PAIRS = [((4,), (4,)), ((3, 4), (4,)), ((4,), (4, 5)), ((3, 4), (4, 5)),
 def matmul_samples(rng, dtype):
     yield from _pairs(rng, dtype, _MATMUL_PAIRS)
     yield SampleInput(_arrays(rng, dtype, (3, 4), (4, 2), nc=(0, 1)), {}, "non-contiguous")
+    # matrix @ vector and vector @ matrix: the operator fast path (one GEMM) when the matrix
+    # is shared
+    yield SampleInput(_arrays(rng, dtype, (3, 4), (4,), nc=(0, 1)), {}, "non-contiguous M @ v")
+    yield SampleInput(_arrays(rng, dtype, (4,), (4, 3), nc=(0, 1)), {}, "non-contiguous v @ M")
+    yield SampleInput(_arrays(rng, dtype, (3, 4), (5,)), {}, "M @ v core mismatch")
     yield SampleInput(_arrays(rng, dtype, (3, 4), (4, 2)), {"dtype": np.complex128}, "dtype=")
     yield SampleInput(_arrays(rng, dtype, (), (3,)), {}, "0-d raises")
     yield SampleInput(_arrays(rng, dtype, (3, 4), ()), {}, "0-d raises (b)")
