@@ -19,7 +19,8 @@ import numpy as np
 from .errors import BatchingError, ControlFlowError, LoopFallback
 from .paths import _RECORDERS, _record, record_paths
 from .registry import ARRAY, ARRAYS, REGISTRY, op_name
-from .tensor import _SCALAR_TYPES, BatchedTensor, _new, _rebinds, matmul_shared_matrix, ndarray_fill
+from .tensor import (_SCALAR_TYPES, BatchedTensor, _new, _rebinds, matmul_shared_matrix,
+                     ndarray_fill)
 
 __all__ = ["function_call", "ufunc_call", "unwrap", "wrap", "wrap_result", "find_level",
            "scan_level", "record_paths", "truth_value", "is_physical_type",

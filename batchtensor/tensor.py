@@ -622,8 +622,10 @@ def matmul_shared_matrix(a, b) -> BatchedTensor | None:
     dispatcher. None for every other case (the rule takes it)."""
     if type(a) is BatchedTensor:
         x, w, x_first = a, b, True
-    else:
+    elif type(b) is BatchedTensor:
         x, w, x_first = b, a, False
+    else:
+        return None
     v = x._value
     if not (type(w) is np.ndarray and w.ndim == 2 and x._bdim == 0 and type(v) is np.ndarray
             and v.ndim == 2):
