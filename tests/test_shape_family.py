@@ -158,3 +158,51 @@ def test_index_batched_at_the_outer_level(silent_fallback, op):
     got = bt.vmap(lambda i: bt.vmap(lambda x: op(x, i))(xs))(idx)
     want = np.stack([np.stack([op(x, i) for x in xs]) for i in idx])
     np.testing.assert_array_equal(got, want)
+
+
+# ---- ravel: a view or a copy, as NumPy gives one example ----------------------------------------
+# NumPy's ravel is a view only of an example contiguous in the order asked ('K': in some axis
+# order); a batch of examples can often be reshaped as a view where one example cannot
+# (np.diagonal(x).ravel()), and returning that view would let a later write into the base show
+# through. Writing into the base after the ravel tells the two apart.
+_RAVEL_VIEWS = {
+    "contiguous": lambda b: b,
+    "diagonal": np.diagonal,
+    "column": lambda b: b[:, 0],
+    "column 2-d": lambda b: b[:, :1],
+    "transposed": lambda b: b.T,
+    "flipped": lambda b: b[::-1],
+    "every other": lambda b: b[..., ::2],
+    "3-d every other": lambda b: b.reshape(2, 3, 2)[..., ::2],
+}
+
+
+def _ravel_then_write_base(view, order):
+    def f(x):
+        base = x * 1.0  # an array of its own in every example
+        flat = np.ravel(_RAVEL_VIEWS[view](base), order)
+        base[...] = 0.0
+        return flat
+    return f
+
+
+@pytest.mark.parametrize("order", ["C", "F", "A", "K"])
+@pytest.mark.parametrize("view", list(_RAVEL_VIEWS))
+def test_ravel_is_a_view_exactly_when_numpy_gives_one(view, order):
+    xs = np.random.default_rng(0).normal(size=(5, 3, 4))
+    f = _ravel_then_write_base(view, order)
+    want = _loop(f, xs)
+    np.testing.assert_array_equal(bt.vmap(f)(xs), want)
+    nested = bt.vmap(bt.vmap(f))(xs.reshape(5, 1, 3, 4))
+    np.testing.assert_array_equal(nested[:, 0], want)
+
+
+@pytest.mark.xfail(strict=True, reason="documented limitation (docs/semantics.md, 'View or "
+                   "copy'): with the batch axis inside the examples' memory (in_axes=1), a "
+                   "fresh value's examples are interleaved, so a ravel that is a view of one "
+                   "example stored on its own is a copy under vmap")
+def test_ravel_view_of_fresh_value_with_batch_axis_inside_memory():
+    xs = np.random.default_rng(0).normal(size=(3, 5, 4))
+    f = _ravel_then_write_base("contiguous", "C")
+    want = np.stack([f(xs[:, i]) for i in range(5)])
+    np.testing.assert_array_equal(bt.vmap(f, in_axes=1)(xs), want)

@@ -162,16 +162,48 @@ def reshape_rule(a, a_bdim, shape=None, order="C", *, copy=None):
         raise
 
 
+def _ravel_copies(x, bdim, order) -> bool:
+    """Whether NumPy's ravel of one example is a new array rather than a view (PyArray_Ravel):
+    'C' / 'F' give a view only of a C / F contiguous example ('A' is 'F' for an example that is
+    F and not C contiguous), 'K' also of one that is contiguous in another axis order with
+    positive strides. A reshape of the batch can be a view where that of one example is not
+    (``np.diagonal(x).ravel()``), so the rule must copy then: a later write into ``x`` would
+    otherwise show through the result."""
+    st = _example_strides(x, bdim)
+    if st is None:
+        return False  # a backend without strides (the ONNX recorder) has no views to mind
+    shape = logical_shape(x, bdim)
+    item = x.dtype.itemsize
+    c, f = _contiguous(shape, st, item, False), _contiguous(shape, st, item, True)
+    order = _normalise_order(order)
+    if order == "A":
+        order = "F" if f and not c else "C"
+    if order == "C":
+        return not c
+    if order == "F":
+        return not f
+    if c or f:
+        return False
+    expected = item  # 'K': the strides, smallest first, must tile memory without gaps
+    for stride, d in sorted(((s, d) for s, d in zip(st, shape) if d != 1), key=lambda p:
+                            abs(p[0])):
+        if stride != expected:
+            return True
+        expected *= d
+    return False
+
+
 @batch_rule(np.ravel)
 def ravel_rule(a, a_bdim, order="C"):
     size = math.prod(logical_shape(a, a_bdim))
+    copy = True if _ravel_copies(a, a_bdim, order) else None
     if _normalise_order(order) == "K":
         perm = _keep_order_perm(a, a_bdim)
         x = move_bdim_to_front(a, a_bdim)
         if perm is not None:
             x = np.transpose(x, (0,) + tuple(p + 1 for p in perm))
-        return _batched_reshape(x, 0, (size,), "C")
-    return _batched_reshape(a, a_bdim, (size,), order)
+        return _batched_reshape(x, 0, (size,), "C", copy)
+    return _batched_reshape(a, a_bdim, (size,), order, copy)
 
 
 # ---- axis permutations --------------------------------------------------------------------------
