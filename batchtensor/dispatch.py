@@ -206,6 +206,8 @@ def _detach_from_scalars(res: Any, scalars: list) -> Any:
                 if type(a) is not np.ndarray or type(b) is not np.ndarray \
                         or np.may_share_memory(a, b):
                     copy = _new(res._value.copy(), res._bdim, res._level)
+                    if type(a) is np.ndarray and not a.flags.writeable:
+                        _root(copy._value).flags.writeable = False  # np.broadcast_to(z, ...)
                     if getattr(res, "_array0d", False):
                         copy._array0d = True
                     return copy

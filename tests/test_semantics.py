@@ -399,6 +399,22 @@ def test_arrays_built_from_a_scalar_do_not_share_its_storage(name, strict):
     compare(f, X)
 
 
+def test_read_only_view_of_a_scalar_stays_read_only():
+    """np.broadcast_to(z, ...) of a scalar is a read-only view in NumPy; the copy that keeps it
+    off the scalar's storage (see above) must be read-only too, or the loop's error is lost."""
+    def f(x):
+        b = np.broadcast_to(x[0, 0] * 1.0, (2,))
+        b += 1.0
+        return b
+
+    with pytest.raises(ValueError, match="read-only"):
+        f(X[0])
+    with pytest.raises(ValueError, match="read-only"):
+        bt.vmap(f)(X)
+    np.testing.assert_array_equal(bt.vmap(lambda x: np.broadcast_to(x[0, 0], (2,)) * 2)(X),
+                                  np.stack([np.broadcast_to(x[0, 0], (2,)) * 2 for x in X]))
+
+
 @pytest.mark.parametrize("write", [
     lambda z: np.add(z, 1.0, out=z),
     lambda z: np.copyto(z, 1.0),
