@@ -351,9 +351,18 @@ def _put_and_fill_do_nothing(x):
     return z
 
 
+def _flip_of_0d_array_is_a_scalar(x):
+    x = x * 1.0
+    z = x[0, 0, ...]  # a 0-d array, a view of x
+    f = np.flip(z)  # NumPy indexes it with (): a scalar, a copy
+    x[...] = 100.0
+    return f, z
+
+
 SCALAR_CASES = {f.__name__: f for f in (
     _acc_in_list, _alias_of_indexed, _int_scalar_rebinds_to_float, _array_0d_aliases,
-    _ellipsis_view_writes_through, _where_is_an_array, _put_and_fill_do_nothing)}
+    _ellipsis_view_writes_through, _where_is_an_array, _put_and_fill_do_nothing,
+    _flip_of_0d_array_is_a_scalar)}
 
 
 @pytest.mark.parametrize("name", sorted(SCALAR_CASES))

@@ -354,6 +354,8 @@ def broadcast_arrays_rule(*args, args_bdims, subok=False):
 def flip_rule(m, m_bdim, axis=None):
     nd = m.ndim - 1
     axes = range(nd) if axis is None else wrap_axes(axis, nd)
+    if nd == 0:  # NumPy indexes a 0-d array with (): a scalar, a copy that later writes miss
+        return np.copy(m), m_bdim
     return np.flip(m, tuple(physical_axis(ax, m_bdim) for ax in axes)), m_bdim
 
 
