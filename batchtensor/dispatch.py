@@ -197,17 +197,18 @@ def _detach_from_scalars(res: Any, scalars: list) -> Any:
     NumPy builds from one (``np.atleast_1d(z)``, ``z[None]``, ``np.asarray(z)``) is a new array.
     A rule may return a view of the batch of scalars instead; an array result that shares one
     is copied, so that writing into it cannot change the scalar. (A scalar result cannot be
-    written into, so it may share.)"""
+    written into, so it may share; so may a read-only view, which also keeps NumPy's layout:
+    ``np.broadcast_to(z, (2,)).ravel()`` must copy, as it does in NumPy.)"""
     if type(res) is BatchedTensor:
+        a = _root(res._value)
+        if type(a) is np.ndarray and not a.flags.writeable:
+            return res  # a read-only view (np.broadcast_to(z, ...)): nothing writes through it
         if not _rebinds(res) and all(res is not x for x in scalars):
-            a = _root(res._value)
             for x in scalars:
                 b = _root(x._value)
                 if type(a) is not np.ndarray or type(b) is not np.ndarray \
                         or np.may_share_memory(a, b):
                     copy = _new(res._value.copy(), res._bdim, res._level)
-                    if type(a) is np.ndarray and not a.flags.writeable:
-                        _root(copy._value).flags.writeable = False  # np.broadcast_to(z, ...)
                     if getattr(res, "_array0d", False):
                         copy._array0d = True
                     return copy

@@ -408,9 +408,16 @@ def test_arrays_built_from_a_scalar_do_not_share_its_storage(name, strict):
     compare(f, X)
 
 
+def _ravel_of_broadcast_scalar(x):
+    b = np.broadcast_to(x[0, 0] * 1.0, (2,))
+    r = b.ravel()  # stride 0: NumPy copies, and the copy is writeable
+    r *= 3.0
+    return r, b
+
+
 def test_read_only_view_of_a_scalar_stays_read_only():
-    """np.broadcast_to(z, ...) of a scalar is a read-only view in NumPy; the copy that keeps it
-    off the scalar's storage (see above) must be read-only too, or the loop's error is lost."""
+    """np.broadcast_to(z, ...) of a scalar is a read-only view in NumPy; it is not copied off
+    the scalar's storage (nothing writes through it), so the loop's error and layout stay."""
     def f(x):
         b = np.broadcast_to(x[0, 0] * 1.0, (2,))
         b += 1.0
@@ -422,6 +429,7 @@ def test_read_only_view_of_a_scalar_stays_read_only():
         bt.vmap(f)(X)
     np.testing.assert_array_equal(bt.vmap(lambda x: np.broadcast_to(x[0, 0], (2,)) * 2)(X),
                                   np.stack([np.broadcast_to(x[0, 0], (2,)) * 2 for x in X]))
+    compare(_ravel_of_broadcast_scalar, X)
 
 
 @pytest.mark.parametrize("write", [
