@@ -116,6 +116,14 @@ class BatchedTensor:
 
     @property
     def T(self) -> BatchedTensor:
+        v = self._value
+        if self._bdim == 0 and type(v) is np.ndarray and v.ndim >= 2:  # a view, batch in front
+            level = self._level
+            if not level.alive:
+                level.check_alive()
+            if _RECORDERS:
+                _record(np.transpose, "rule")
+            return _new(v.transpose((0,) + tuple(range(v.ndim - 1, 0, -1))), 0, level)
         return np.transpose(self)
 
     @property
@@ -224,6 +232,10 @@ class BatchedTensor:
                 if len(key) == v.ndim - 1 and all(type(k) is int for k in key):
                     res = res.copy() if type(res) is np.ndarray else np.copy(res)
                 return _new(res, 0, level)
+        if t is tuple and self._bdim == 0 and len(key) <= 4:
+            res = _getitem_with_ellipsis_or_none(self, key)
+            if res is not None:
+                return res
         return _dispatch.function_call(operator.getitem, (self, key), {})
 
     def __setitem__(self, key, value) -> None:
@@ -319,7 +331,19 @@ class BatchedTensor:
     def reshape(self, *shape, order="C", copy=None):
         if not shape:
             raise TypeError("reshape() takes exactly 1 argument (0 given)")
-        return np.reshape(self, ints_or_sequence(shape), order=order, copy=copy)
+        shape = ints_or_sequence(shape)
+        v = self._value
+        if order == "C" and copy is None and self._bdim == 0 and type(v) is np.ndarray \
+                and v.ndim >= 2:
+            target = _example_shape(shape, v.shape[1:])
+            if target:  # a view where NumPy's reshape of one example is one (tests)
+                level = self._level
+                if not level.alive:
+                    level.check_alive()
+                if _RECORDERS:
+                    _record(np.reshape, "rule")
+                return _new(v.reshape((v.shape[0],) + target), 0, level)
+        return np.reshape(self, shape, order=order, copy=copy)
 
     def transpose(self, *axes):
         return ndarray_transpose(self, axes)
@@ -419,6 +443,22 @@ class _MethodOp:
         return f"<ndarray method {self.method}>"
 
 
+def _example_shape(shape, example: tuple) -> tuple | None:
+    """The target shape of reshaping one ``example``-shaped array to ``shape`` (Python ints, at
+    most one -1), or None where NumPy would raise or the case is unusual (the rule decides)."""
+    if type(shape) is int:
+        shape = (shape,)
+    elif type(shape) is not tuple or not all(type(d) is int for d in shape):
+        return None
+    size = math.prod(example)
+    if -1 in shape:
+        known = math.prod(d for d in shape if d != -1)
+        if shape.count(-1) > 1 or known <= 0 or size % known or min(shape) < -1:
+            return None
+        shape = tuple(size // known if d == -1 else d for d in shape)
+    return shape if min(shape, default=0) >= 0 and math.prod(shape) == size else None
+
+
 def ints_or_sequence(args: tuple):
     """ndarray methods take ``x.reshape(2, 3)`` or ``x.reshape((2, 3))``: the one sequence."""
     if len(args) == 1 and not isinstance(args[0], (int, np.integer)):
@@ -435,6 +475,37 @@ def ndarray_transpose(x, axes: tuple):
 
 ndarray_astype = _MethodOp("astype")
 ndarray_fill = _MethodOp("fill")
+
+
+def _getitem_with_ellipsis_or_none(x: BatchedTensor, key: tuple) -> BatchedTensor | None:
+    """``x[..., None]``, ``x[:, None]``, ``x[..., 0]``: a basic index of ints, plain slices,
+    None and one Ellipsis on an example of at least one dimension, batch axis first. The
+    physical key is the same with the batch axis in front (the Ellipsis spans only example
+    axes). A 0-d result through an Ellipsis is a 0-d array view, as in NumPy. None for
+    anything else (the general indexing path)."""
+    v = x._value
+    if type(v) is not np.ndarray or v.ndim < 2:
+        return None
+    used = ellipses = 0
+    for k in key:
+        tk = type(k)
+        if tk is int or (tk is slice and _plain_slice(k)):
+            used += 1
+        elif k is Ellipsis:
+            ellipses += 1
+        elif k is not None:
+            return None
+    if used > v.ndim - 1 or ellipses > 1 or (not ellipses and None not in key):
+        return None  # out of range (NumPy's error), or no Ellipsis / None: the paths above
+    level = x._level
+    if not level.alive:
+        level.check_alive()
+    if _RECORDERS:
+        _record(operator.getitem, "rule")
+    res = _new(v[(_ALL,) + key], 0, level)
+    if res._value.ndim == 1:
+        res._array0d = True  # x[0, ...] of a 1-d example: a 0-d array, written in place
+    return res
 
 
 def _rebinds(t: BatchedTensor) -> bool:

@@ -15,6 +15,7 @@ from typing import Any, Sequence
 import numpy as np
 
 from ..dispatch import _RECORDERS, _record, scan_level, unwrap, wrap
+from ..tensor import _SCALAR_TYPES, BatchedTensor, _new
 from ..errors import BatchingError
 from ..registry import ARRAY, OpEntry, binder_from_signature, op_name, register
 from ..rules._helpers import (align_front, align_pointwise, ensure_bdim, given, logical_rank,
@@ -187,6 +188,41 @@ def call_bound(op, binder, values: list, extra: tuple = (), extra_kw: dict | Non
     return op(*args, **kw)
 
 
+def aligned_fast(op: Any, max_args: int, array_0d: bool = False, min_args: int = 1):
+    """A hot path before any binding (``OpEntry.fast``) for an elementwise function called
+    with ``min_args`` to ``max_args`` positional arguments, each a value batched at this level
+    with the batch axis first and one physical rank, or a scalar: ``op`` on the physical
+    values, which already line up. Anything else (keywords, plain arrays, other ranks or
+    levels) returns NotImplemented for the general path. ``array_0d``: a 0-d result per example
+    is a 0-d array, not a scalar (``np.where``)."""
+    def fast(level, args, kwargs):
+        if kwargs or not min_args <= len(args) <= max_args:
+            return NotImplemented
+        vals = []
+        nd = 0
+        for a in args:
+            t = type(a)
+            if t is BatchedTensor:
+                v = a._value
+                if a._level is not level or a._bdim or type(v) is not np.ndarray \
+                        or (nd and v.ndim != nd):
+                    return NotImplemented
+                nd = v.ndim
+                vals.append(v)
+            elif t in _SCALAR_TYPES:
+                vals.append(a)
+            else:
+                return NotImplemented
+        if not nd:
+            return NotImplemented
+        res = _new(op(*vals), 0, level)
+        if array_0d and nd == 1:
+            res._array0d = True
+        return res
+
+    return fast
+
+
 def pointwise(op: Any, arrays: Sequence[str], *, where: bool = False,
               replace: bool = False) -> Any:
     """Register ``op`` as elementwise over the parameters named in ``arrays``.
@@ -217,5 +253,9 @@ def pointwise(op: Any, arrays: Sequence[str], *, where: bool = False,
     out_idx = names.index("out") if "out" in names else None
     where_idx = names.index("where") if where else None
     handler = partial(_pointwise_handler, arr_idx, out_idx, where_idx)
-    register(OpEntry(op, "boxed", handler, binder, boxed_kind="pointwise"), replace=replace)
+    # Positional arguments up to the first that is not an array (``out``, ``copy``...): those
+    # the hot path may pass through untouched.
+    leading = next((i for i, n in enumerate(names) if n not in arrays), len(names))
+    register(OpEntry(op, "boxed", handler, binder, boxed_kind="pointwise",
+                     fast=aligned_fast(op, leading)), replace=replace)
     return op
