@@ -19,7 +19,7 @@ import numpy as np
 from .errors import BatchingError, ControlFlowError, LoopFallback
 from .paths import _RECORDERS, _record, record_paths
 from .registry import ARRAY, ARRAYS, REGISTRY, op_name
-from .tensor import (_SCALAR_TYPES, BatchedTensor, _new, _rebinds, matmul_shared_matrix,
+from .tensor import (_SCALAR_TYPES, BatchedTensor, _new, _rebinds, matmul_fast,
                      ndarray_fill)
 
 __all__ = ["function_call", "ufunc_call", "unwrap", "wrap", "wrap_result", "find_level",
@@ -429,7 +429,7 @@ def ufunc_call(ufunc, method: str, inputs: tuple, kwargs: dict) -> Any:
     elif method == "at" and inputs:
         _refuse_scalar_targets(inputs[0], f"{ufunc.__name__}.at(target, ...)")
     if ufunc is np.matmul and method == "__call__" and not kwargs and len(inputs) == 2:
-        res = matmul_shared_matrix(*inputs)  # w @ x from ndarray.__matmul__: NumPy's protocol
+        res = matmul_fast(*inputs)  # also w @ x from ndarray.__matmul__, NumPy's protocol
         if res is not None:
             return res
     if method == "__call__" and ufunc.signature is None:

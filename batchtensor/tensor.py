@@ -687,36 +687,62 @@ def _scalar_sqrt_power(x: BatchedTensor, res: BatchedTensor) -> BatchedTensor:
     return _new(fixed.astype(res._value.dtype, copy=False), res._bdim, res._level)
 
 
-def matmul_shared_matrix(a, b) -> BatchedTensor | None:
-    """``x @ w`` or ``w @ x`` of a batch of vectors ``x`` and a plain matrix ``w`` (an MLP
-    layer): one GEMM on the physical (B, k) array, as the matmul rule computes it, without the
+def matmul_fast(a, b) -> BatchedTensor | None:
+    """``a @ b`` where the batched operands have their batch axis first (and one level), and a
+    plain operand is a matrix or, beside a batched matrix, a vector: the one ``np.matmul`` the
+    matmul rule makes of it (a batch of vectors beside a plain matrix is one GEMM), without the
     dispatcher. None for every other case (the rule takes it)."""
-    if type(a) is BatchedTensor:
-        x, w, x_first = a, b, True
-    elif type(b) is BatchedTensor:
-        x, w, x_first = b, a, False
+    ta, tb = type(a), type(b)
+    if ta is BatchedTensor:
+        av, level = a._value, a._level
+        if a._bdim or type(av) is not np.ndarray:
+            return None
+        na = av.ndim
+        if tb is BatchedTensor:
+            bv = b._value
+            if b._level is not level or b._bdim or type(bv) is not np.ndarray:
+                return None
+            nb = bv.ndim
+            if na == nb and na >= 3:
+                res = np.matmul(av, bv)
+            elif na == 3 and nb == 2:  # matrix @ vector per example
+                res = np.matmul(av, bv[:, :, None])[:, :, 0]
+            elif na == 2 and nb == 3:  # vector @ matrix per example
+                res = np.matmul(av[:, None, :], bv)[:, 0, :]
+            elif na == 2 and nb == 2:  # vector @ vector per example
+                res = np.matmul(av[:, None, :], bv[:, :, None])[:, 0, 0]
+            else:
+                return None
+        elif tb is np.ndarray and (b.ndim == 2 or (b.ndim == 1 and na >= 3)):
+            res = np.matmul(av, b)  # x_i @ w for every i: (B, k) @ w is one GEMM
+        else:
+            return None
+    elif tb is BatchedTensor and ta is np.ndarray:
+        bv, level = b._value, b._level
+        if b._bdim or type(bv) is not np.ndarray:
+            return None
+        if bv.ndim == 2 and a.ndim == 2:
+            res = np.matmul(bv, a.T)  # w @ x_i for every i: (B, k) @ w.T
+        elif bv.ndim >= 3 and 1 <= a.ndim <= 2:
+            res = np.matmul(a, bv)
+        else:
+            return None
     else:
         return None
-    v = x._value
-    if not (type(w) is np.ndarray and w.ndim == 2 and x._bdim == 0 and type(v) is np.ndarray
-            and v.ndim == 2):
-        return None
-    level = x._level
     if not level.alive:
         level.check_alive()
     if _RECORDERS:
         _record(np.matmul, "rule")
-    # x_i @ w for every i is (B, k) @ w; w @ x_i for every i is (B, k) @ w.T
-    return _new(np.matmul(v, w if x_first else w.T), 0, level)
+    return _new(res, 0, level)
 
 
-def _shared_matrix_matmul(forward, reflected):
+def _fast_matmul_operators(forward, reflected):
     def matmul(self, other):
-        res = matmul_shared_matrix(self, other)
+        res = matmul_fast(self, other)
         return forward(self, other) if res is None else res
 
     def rmatmul(self, other):
-        res = matmul_shared_matrix(other, self)
+        res = matmul_fast(other, self)
         return reflected(self, other) if res is None else res
 
     return matmul, rmatmul
@@ -746,7 +772,7 @@ def _install_operators() -> None:
     BatchedTensor.__pow__, BatchedTensor.__ipow__ = _array_power(*_binary_fast(np.power)[::2])
     # divmod is not elementwise on aligned operands (two results): always the full dispatcher.
     fwd, ref, inp = _binary_slow(np.matmul)
-    BatchedTensor.__matmul__, BatchedTensor.__rmatmul__ = _shared_matrix_matmul(fwd, ref)
+    BatchedTensor.__matmul__, BatchedTensor.__rmatmul__ = _fast_matmul_operators(fwd, ref)
     BatchedTensor.__imatmul__ = inp
     fwd, ref, _ = _binary_slow(np.divmod)
     BatchedTensor.__divmod__, BatchedTensor.__rdivmod__ = fwd, ref
