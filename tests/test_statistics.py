@@ -70,19 +70,53 @@ def test_lexsort_list_of_batched_keys_is_a_clear_error():
     np.testing.assert_array_equal(got, np.stack([np.lexsort((a[i], b[i])) for i in range(2)]))
 
 
-@pytest.mark.parametrize("dtype", [np.float32, np.float64])
-@pytest.mark.parametrize("n", [2, 3, 7, 8])
-def test_sum_over_a_short_last_axis_is_bit_exact(dtype, n):
-    """The column-by-column sum (boxed/reduction.py) must give the loop's bits: signed zeros,
-    NaN and inf included, and hand over to NumPy's pairwise sum from 8 elements on."""
-    rng = np.random.default_rng(n)
-    xs = (rng.normal(size=(6, 40, n)) * 10.0 ** rng.integers(-6, 6, size=(6, 40, n))).astype(dtype)
+def _short_rows(rng, n, dtype, batch=6):
+    # at least 512 elements in all, where the column-by-column paths start
+    xs = rng.normal(size=(batch, 100, n)) * 10.0 ** rng.integers(-6, 6, size=(batch, 100, n))
+    xs = xs.astype(dtype)
     xs[:, ::4] = -0.0
     xs[:, 1::9, 0] = np.nan
     xs[:, 2::9, -1] = np.inf
+    return xs
+
+
+@pytest.mark.parametrize("layout", ["C", "reversed rows", "transposed"])
+@pytest.mark.parametrize("dtype", [np.float32, np.float64])
+@pytest.mark.parametrize("n", [2, 3, 7, 8, 9, 12, 15, 16, 17])
+def test_sum_over_a_short_last_axis_is_bit_exact(dtype, n, layout):
+    """The column-by-column sum (boxed/reduction.py) must give the loop's bits: signed zeros,
+    NaN and inf included; NumPy's pairwise sum of a row, also from 8 elements on, where the
+    rows are contiguous (other layouts keep NumPy's own reduce)."""
+    xs = _short_rows(np.random.default_rng(n), n, dtype)
+    if layout == "reversed rows":
+        xs = xs[..., ::-1]
+    elif layout == "transposed":
+        xs = np.ascontiguousarray(np.swapaxes(xs, 1, 2)).swapaxes(1, 2)
     f = lambda x: x.sum(axis=-1)  # noqa: E731
     got = bt.vmap(f)(xs)
     want = np.stack([f(x) for x in xs])
     assert got.dtype == want.dtype
     np.testing.assert_array_equal(got, want)
     np.testing.assert_array_equal(np.signbit(got), np.signbit(want))
+
+
+@pytest.mark.parametrize("op", [np.max, np.min])
+@pytest.mark.parametrize("dtype", [np.float32, np.float64, np.int64, np.uint8])
+@pytest.mark.parametrize("n", [2, 5, 10, 16, 17])
+def test_max_min_over_a_short_last_axis_match_the_loop(op, dtype, n):
+    """Max / min over a short last axis go column by column: the same values and NaN positions
+    as NumPy's row-by-row reduce (only the sign of a tying zero is NumPy's own choice)."""
+    rng = np.random.default_rng(n)
+    if np.dtype(dtype).kind == "f":
+        xs = _short_rows(rng, n, dtype)
+        xs[:, 3::7, n // 2] = -np.inf
+    else:
+        xs = rng.integers(0, 200, size=(6, 100, n)).astype(dtype)
+    rows = xs.reshape(-1, n)  # 600 examples of one short row each (a softmax's max)
+    for f, data in [(lambda x: op(x, axis=-1), xs), (lambda x: op(x, -1, keepdims=True), xs),
+                    (lambda x: op(x), rows), (lambda x: x.max() if op is np.max else x.min(),
+                                              rows)]:
+        got = bt.vmap(f)(data)
+        want = np.stack([f(x) for x in data])
+        assert got.dtype == want.dtype and got.shape == want.shape
+        np.testing.assert_array_equal(got, want)
