@@ -713,7 +713,9 @@ def matmul_fast(a, b) -> BatchedTensor | None:
                 res = np.matmul(av[:, None, :], bv[:, :, None])[:, 0, 0]
             else:
                 return None
-        elif tb is np.ndarray and (b.ndim == 2 or (b.ndim == 1 and na >= 3)):
+        elif tb is np.ndarray and na >= 2 and (b.ndim == 2 or (b.ndim == 1 and na >= 3)):
+            # (a 0-d example, na == 1, must reach the rule: NumPy refuses it, and (B,) @ w
+            # would contract the batch axis instead)
             res = np.matmul(av, b)  # x_i @ w for every i: (B, k) @ w is one GEMM
         else:
             return None

@@ -86,6 +86,11 @@ def matmul_samples(rng, dtype):
     yield SampleInput(_arrays(rng, dtype, (3, 4), (4, 2)), {"dtype": np.complex128}, "dtype=")
     yield SampleInput(_arrays(rng, dtype, (), (3,)), {}, "0-d raises")
     yield SampleInput(_arrays(rng, dtype, (3, 4), ()), {}, "0-d raises (b)")
+    # a 0-d example beside a plain matrix whose first axis is as long as the batch: the
+    # physical (B,) @ w would be a valid product of the wrong axes
+    for b in (2, 3, 4, 5):
+        yield SampleInput(_arrays(rng, dtype, (), (b, 3)), {}, f"0-d @ ({b}, 3) raises")
+        yield SampleInput(_arrays(rng, dtype, (3, b), ()), {}, f"(3, {b}) @ 0-d raises")
     yield SampleInput(_arrays(rng, dtype, (3, 4), (5, 2)), {}, "core mismatch")
     yield SampleInput(_arrays(rng, dtype, (2, 3, 4), (3, 4, 2)), {}, "loop dims mismatch")
 
