@@ -160,6 +160,73 @@ def _extreme_short_last_axis(ufunc, v, keepdims: bool):
     return res[..., None] if keepdims else res
 
 
+def _physical_axes(axis, nd: int, bd: int) -> tuple | None:
+    """The physical axes of reducing logical ``axis`` (None, an int or a tuple of ints) of an
+    ``nd``-d example with the batch axis at ``bd``; None for anything a hot path leaves to the
+    general path (out of range, repeated, an axis of a 0-d example: NumPy's own errors)."""
+    if axis is None:
+        return tuple(i for i in range(nd + 1) if i != bd)
+    if type(axis) is int:
+        axis = (axis,)
+    elif type(axis) is not tuple or not nd:
+        return None
+    paxes = []
+    for a in axis:
+        if type(a) is not int or not -nd <= a < nd:
+            return None
+        a %= nd
+        paxes.append(a + (a >= bd))
+    return tuple(paxes) if len(set(paxes)) == len(paxes) else None
+
+
+def _fast_reduction(op, kind: str):
+    """Hot path, before binding, for the other reductions (mean, std, var, the nan-functions,
+    median, ptp, count_nonzero), the index reductions and the scans over an int axis: ``op``
+    on the physical NumPy array over the mapped axes, with ``keepdims`` / ``ddof`` / ``dtype``
+    passed as given. where=, out=, other arguments, an index or scan over axis=None of an
+    example of more than one dimension (which flattens it) and values of an outer level return
+    NotImplemented (the general path)."""
+    params = inspect.signature(op).parameters
+    passed = frozenset(k for k in ("keepdims", "ddof", "dtype") if k in params)
+
+    def fast(level, args, kwargs):
+        n = len(args)
+        x = args[0] if n else None
+        if n > 2 or type(x) is not BatchedTensor:
+            return NotImplemented
+        v, bd = x._value, x._bdim
+        if x._level is not level or type(v) is not np.ndarray or v.dtype.kind not in "biufc":
+            return NotImplemented
+        axis = args[1] if n == 2 else None
+        kw = {}
+        for k, val in kwargs.items():
+            if k == "axis" and n == 1:
+                axis = val
+            elif k in passed:
+                kw[k] = val
+            else:
+                return NotImplemented
+        keepdims = kw.get("keepdims", False)
+        keepdims = keepdims is not NoValue and bool(keepdims)
+        nd = v.ndim - 1
+        if kind != REDUCE and type(axis) is not int:
+            if axis is not None or nd != 1:
+                return NotImplemented
+            axis = 0  # flattening a 1-d example leaves it as it is
+
+        paxes = _physical_axes(axis, nd, bd)
+        if paxes is None:
+            return NotImplemented
+        if kind == SCAN:
+            out_bdim = bd
+        else:
+            out_bdim = bd if keepdims else bd - sum(1 for p in paxes if p < bd)
+        res = op(v, axis=paxes[0] if len(paxes) == 1 else paxes, **kw)
+        return _new(res, out_bdim, level)
+
+    return fast
+
+
 def _fast_ufunc_reduce(op):
     """Hot path for a plain sum/prod/max/min/any/all of a NumPy array over None or one axis
     (``np.sum(x, axis)`` *is* ``np.add.reduce(x, axis)`` for an ndarray), before any binding.
@@ -190,22 +257,9 @@ def _fast_ufunc_reduce(op):
             else:
                 return NotImplemented
         nd = v.ndim - 1
-        if axis is None:
-            paxes = tuple(i for i in range(nd + 1) if i != bd)
-        else:
-            if type(axis) is int:
-                axis = (axis,)
-            elif type(axis) is not tuple or not nd:
-                return NotImplemented
-            paxes = []
-            for a in axis:
-                if type(a) is not int or not -nd <= a < nd:
-                    return NotImplemented  # the general path raises NumPy's error
-                a %= nd
-                paxes.append(a + (a >= bd))
-            if len(set(paxes)) != len(paxes):
-                return NotImplemented
-            paxes = tuple(paxes)
+        paxes = _physical_axes(axis, nd, bd)
+        if paxes is None:
+            return NotImplemented
         out_bdim = bd if keepdims else bd - sum(1 for p in paxes if p < bd)
         if len(paxes) == 1:
             paxes = paxes[0]
@@ -251,7 +305,7 @@ def reduction(op: Any, kind: str = REDUCE, *, array: str = "a", replace: bool = 
         if name in sig.parameters:
             kinds[name] = ARRAY
     binder = binder_from_signature(op, sig, kinds)
-    fast = _fast_ufunc_reduce(op) if op in _UFUNC_REDUCTIONS else None
+    fast = _fast_ufunc_reduce(op) if op in _UFUNC_REDUCTIONS else _fast_reduction(op, kind)
     register(OpEntry(op, "boxed", partial(_reduction_handler, (kind, array, none_flattens)),
                      binder, boxed_kind="reduction", fast=fast), replace=replace)
     return op
