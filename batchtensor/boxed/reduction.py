@@ -179,6 +179,30 @@ def _physical_axes(axis, nd: int, bd: int) -> tuple | None:
     return tuple(paxes) if len(set(paxes)) == len(paxes) else None
 
 
+def _plain_reduction_call(level, args, kwargs, accepted: frozenset, outer: bool):
+    """``(value, bdim, axis, keywords)`` of ``op(x[, axis], **kwargs)`` where ``x`` is batched
+    at ``level`` on a numeric NumPy array (or, with ``outer``, on a value of an outer level)
+    and the only other keywords are in ``accepted``; None for anything else."""
+    n = len(args)
+    x = args[0] if n else None
+    if n > 2 or type(x) is not BatchedTensor or x._level is not level:
+        return None
+    v = x._value
+    tv = type(v)
+    if not (tv is np.ndarray or (outer and tv is BatchedTensor)) or v.dtype.kind not in "biufc":
+        return None
+    axis = args[1] if n == 2 else None
+    kw = {}
+    for k, val in kwargs.items():
+        if k == "axis" and n == 1:
+            axis = val
+        elif k in accepted:
+            kw[k] = val
+        else:
+            return None
+    return v, x._bdim, axis, kw
+
+
 def _fast_reduction(op, kind: str):
     """Hot path, before binding, for the other reductions (mean, std, var, the nan-functions,
     median, ptp, count_nonzero), the index reductions and the scans over an int axis: ``op``
@@ -190,22 +214,10 @@ def _fast_reduction(op, kind: str):
     passed = frozenset(k for k in ("keepdims", "ddof", "dtype") if k in params)
 
     def fast(level, args, kwargs):
-        n = len(args)
-        x = args[0] if n else None
-        if n > 2 or type(x) is not BatchedTensor:
+        call = _plain_reduction_call(level, args, kwargs, passed, outer=False)
+        if call is None:
             return NotImplemented
-        v, bd = x._value, x._bdim
-        if x._level is not level or type(v) is not np.ndarray or v.dtype.kind not in "biufc":
-            return NotImplemented
-        axis = args[1] if n == 2 else None
-        kw = {}
-        for k, val in kwargs.items():
-            if k == "axis" and n == 1:
-                axis = val
-            elif k in passed:
-                kw[k] = val
-            else:
-                return NotImplemented
+        v, bd, axis, kw = call
         keepdims = kw.get("keepdims", False)
         keepdims = keepdims is not NoValue and bool(keepdims)
         nd = v.ndim - 1
@@ -213,7 +225,6 @@ def _fast_reduction(op, kind: str):
             if axis is not None or nd != 1:
                 return NotImplemented
             axis = 0  # flattening a 1-d example leaves it as it is
-
         paxes = _physical_axes(axis, nd, bd)
         if paxes is None:
             return NotImplemented
@@ -233,29 +244,17 @@ def _fast_ufunc_reduce(op):
     Anything else (where=, out=, initial=, tuple axes, other arrays) returns NotImplemented."""
     ufunc, dtype0 = _UFUNC_REDUCTIONS[op]
     takes_dtype = op in (np.sum, np.prod)
+    accepted = frozenset({"keepdims", "dtype"} if takes_dtype else {"keepdims"})
 
     def fast(level, args, kwargs):
-        n = len(args)
-        x = args[0] if n else None
-        if n > 2 or type(x) is not BatchedTensor:
+        call = _plain_reduction_call(level, args, kwargs, accepted, outer=True)
+        if call is None:
             return NotImplemented
-        v, bd = x._value, x._bdim
+        v, bd, axis, kw = call
         tv = type(v)
-        if x._level is not level or (tv is not np.ndarray and tv is not BatchedTensor) \
-                or v.dtype.kind not in "biufc":
-            return NotImplemented
-        axis = args[1] if n == 2 else None
-        keepdims = False
-        dtype = dtype0
-        for k, val in kwargs.items():
-            if k == "axis" and n == 1:
-                axis = val
-            elif k == "keepdims":
-                keepdims = val is not NoValue and bool(val)
-            elif k == "dtype" and takes_dtype:
-                dtype = val
-            else:
-                return NotImplemented
+        keepdims = kw.get("keepdims", False)
+        keepdims = keepdims is not NoValue and bool(keepdims)
+        dtype = kw.get("dtype", dtype0)
         nd = v.ndim - 1
         paxes = _physical_axes(axis, nd, bd)
         if paxes is None:
