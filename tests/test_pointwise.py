@@ -62,6 +62,40 @@ def test_bool_out_with_strided_layout(ufunc):
     assert np.array_equal(out, ufunc(x))
 
 
+@pytest.mark.parametrize("dtype", [np.float32, np.int32, np.float64, np.int64])
+def test_negative_into_a_strided_out(dtype):
+    """NumPy 2.4's np.negative writes wrong values into an out whose stride is 4 (float32,
+    int32) or 8 (float64, int64) elements, the layout of a column of a batch with that many
+    columns; per example the out is one element. The ufunc writes into a contiguous stand-in
+    (boxed/pointwise.py, _staging_for) and the result is copied."""
+    def f(x):
+        x1 = x * 1
+        a = x1[0, ...]  # a 0-d array, a view into x1
+        np.negative(a, out=a)
+        return x1
+
+    for cols in (4, 8):
+        xs = (np.random.default_rng(cols).normal(size=(9, cols)) * 10).astype(dtype)
+        np.testing.assert_array_equal(bt.vmap(f)(xs), np.stack([f(x) for x in xs]))
+
+
+@pytest.mark.parametrize("ufunc", [np.log1p, np.sinh, np.expm1, np.cbrt, np.arcsinh])
+def test_int_to_float_ufunc_into_a_reversed_out(ufunc):
+    """NumPy 2.4 writes wrong values when an int input goes into a float out with a negative
+    stride; a batch read backwards (xs[::-1]) gives that layout."""
+    xs = np.arange(1, 41, dtype=np.int64)[::-1]  # a batch read backwards
+    buf = np.zeros((40, 1))[::-1]
+
+    def f(x, b):
+        o = b[0, ...]  # a 0-d array: one element per example, nothing for NumPy to get wrong
+        ufunc(x, out=o)
+        return o * 1.0
+
+    want = np.stack([f(x, np.zeros(1)) for x in xs])
+    np.testing.assert_array_equal(bt.vmap(f)(xs, buf), want)
+    np.testing.assert_array_equal(buf[:, 0], want)
+
+
 def test_inplace_into_plain_array_raises():
     x = np.ones((4, 3))
 

@@ -98,10 +98,12 @@ def ufunc_pointwise(ufunc, inputs: Sequence, kwargs: dict) -> Any:
         return tuple(wrap(r, 0, level) for r in res)
     phys_outs = tuple(None if o is None else align_front([o], [ob], rank)[0]
                       for o, ob in out_pairs)
-    kw["out"] = phys_outs
+    staged = tuple(_staging_for(o) for o in phys_outs)
+    kw["out"] = tuple(o if t is None else t for o, t in zip(phys_outs, staged))
     res = ufunc(*vals, **kw)
-    if ufunc in _STRIDED_BOOL_OUT_BUG and phys_outs[0] is not None:
-        _rewrite_bool_out(ufunc, vals, kw)
+    for o, t in zip(phys_outs, staged):
+        if t is not None:
+            np.copyto(o, t, where=kw.get("where", True))
     if ufunc.nout == 1:
         return outs[0]
     # Outputs without an out= array are new arrays of the iteration shape, which includes
@@ -109,19 +111,18 @@ def ufunc_pointwise(ufunc, inputs: Sequence, kwargs: dict) -> Any:
     return tuple(orig if orig is not None else wrap(r, 0, level) for orig, r in zip(outs, res))
 
 
-#: NumPy 2.4's SIMD loops of these ufuncs (float32/float64 input) write wrong values into a
-#: bool ``out`` whose elements are not adjacent (``np.isnan(x, out=o[::2])``), which batch
-#: axes moved to the front often produce.
-_STRIDED_BOOL_OUT_BUG = frozenset({np.isnan, np.isinf, np.isfinite, np.signbit})
-
-
-def _rewrite_bool_out(ufunc, vals, kw) -> None:
-    """Recompute into a fresh (contiguous) array and copy into ``out`` where ``where`` is set
-    (the first call already validated the arguments and raised NumPy's own errors)."""
-    kw = dict(kw)
-    o = kw.pop("out")[0]
-    where = kw.pop("where", True)
-    np.copyto(o, ufunc(*vals, **kw), where=where)
+def _staging_for(out: Any) -> Any:
+    """A contiguous stand-in for a NumPy ``out`` array whose elements are not contiguous, or
+    None. Batch axes moved to the front often give such outs, where one example's out is a
+    plain scalar or a contiguous array, and NumPy 2.4's SIMD loops write wrong values into some
+    of them: ``np.negative`` when the out's stride is 4 elements (float32, int32) or 8
+    (float64, int64), the int-to-float ufuncs (``log1p``, ``sinh``, ``expm1``...) into an out
+    with a negative stride, ``isnan`` / ``isinf`` / ``isfinite`` / ``signbit`` into a strided
+    bool out. The ufunc writes into the stand-in (same dtype, so the same loop and casting)
+    and the result is copied into ``out`` where ``where`` is set."""
+    if type(out) is not np.ndarray or out.flags.c_contiguous or out.flags.f_contiguous:
+        return None
+    return np.empty(out.shape, out.dtype)
 
 
 def _pointwise_handler(arr_idx, out_idx, where_idx, entry, level, values, extra, extra_kw):
