@@ -20,7 +20,7 @@ from .errors import BatchingError, ControlFlowError, LoopFallback
 from .paths import _RECORDERS, _record, record_paths
 from .registry import ARRAY, ARRAYS, REGISTRY, op_name
 from .tensor import (_SCALAR_TYPES, BatchedTensor, _new, _rebinds, matmul_fast,
-                     ndarray_fill)
+                     ndarray_astype, ndarray_fill)
 
 __all__ = ["function_call", "ufunc_call", "unwrap", "wrap", "wrap_result", "find_level",
            "scan_level", "record_paths", "truth_value", "is_physical_type",
@@ -178,7 +178,7 @@ _ARRAY_0D = {op: "always" for op in (
     np.broadcast_to, np.roll)}
 _ARRAY_0D.update({op: "array in" for op in (
     np.reshape, np.squeeze, np.transpose, np.swapaxes, np.moveaxis, np.rollaxis, np.real,
-    np.imag)})
+    np.imag, ndarray_astype)})
 _ARRAY_0D[operator.getitem] = "ellipsis"  # x[0, ...], s[...]: a 0-d array; x[0], a[()]: not
 # Functions that write into their first argument: NumPy refuses a scalar target, or (np.put,
 # ndarray.fill) writes into a converted copy, so the scalar keeps its value.

@@ -359,10 +359,22 @@ def _flip_of_0d_array_is_a_scalar(x):
     return f, z
 
 
+def _astype_of_0d_array_is_an_array(x):
+    a = np.where(x[0, 0] > 0, x[0, 0], 0.0)  # a 0-d array
+    b = a.astype(np.float32)  # a new 0-d array: written in place, c sees it
+    c = b
+    b += 1.0
+    np.copyto(a.astype(a.dtype, copy=False), 5.0)  # the same 0-d array
+    s = x[0, 1].astype(np.float32)  # a scalar in, a scalar out: rebinds
+    t = s
+    s += 1.0
+    return c, a, t
+
+
 SCALAR_CASES = {f.__name__: f for f in (
     _acc_in_list, _alias_of_indexed, _int_scalar_rebinds_to_float, _array_0d_aliases,
     _ellipsis_view_writes_through, _where_is_an_array, _put_and_fill_do_nothing,
-    _flip_of_0d_array_is_a_scalar)}
+    _flip_of_0d_array_is_a_scalar, _astype_of_0d_array_is_an_array)}
 
 
 @pytest.mark.parametrize("name", sorted(SCALAR_CASES))
