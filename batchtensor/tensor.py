@@ -401,6 +401,12 @@ class BatchedTensor:
         return np.argsort(self, axis=axis, kind=kind, order=order, stable=stable)
 
     def conj(self):
+        # ndarray.conj() of a non-complex array is the array itself (writes show through it);
+        # a NumPy scalar is immutable, so handing it back is the same as a new equal scalar
+        if self._value.dtype.kind in "biuf":
+            if not self._level.alive:
+                self._level.check_alive()
+            return self
         return np.conjugate(self)
 
     conjugate = conj
