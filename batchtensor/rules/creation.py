@@ -221,14 +221,28 @@ def _stack_nested(obj, level, dtype):
     return np.stack(moved, axis=1), 0
 
 
-def _examples_contiguous(x, bdim, order: str) -> bool:
-    """Whether every example of ``x`` is C- (``order="C"``) or F-contiguous, from the strides.
-    False where the backend has no strides (then a copy in that order is made)."""
+def _memory_layout(x) -> tuple | None:
+    """(shape, strides) of the memory behind ``x``: for a value of an outer level (a nested
+    vmap), its physical value with that level's batch axis left out. None without strides."""
+    if type(x) is BatchedTensor:
+        inner = _memory_layout(x._value)
+        if inner is None:
+            return None
+        (shape, strides), b = inner, x._bdim
+        return shape[:b] + shape[b + 1:], strides[:b] + strides[b + 1:]
     strides = getattr(x, "strides", None)
-    if strides is None:
+    return None if strides is None else (tuple(x.shape), tuple(strides))
+
+
+def _examples_contiguous(x, bdim, order: str) -> bool:
+    """Whether every example of ``x`` is C- (``order="C"``) or F-contiguous, from the strides
+    (also inside a nested vmap). False where the backend has no strides (then a copy in that
+    order is made)."""
+    layout = _memory_layout(x)
+    if layout is None:
         return False
-    shape = [s for k, s in enumerate(x.shape) if k != bdim]
-    strides = [s for k, s in enumerate(strides) if k != bdim]
+    shape = [s for k, s in enumerate(layout[0]) if k != bdim]
+    strides = [s for k, s in enumerate(layout[1]) if k != bdim]
     if 0 in shape:
         return True
     dims = zip(reversed(shape), reversed(strides)) if order == "C" else zip(shape, strides)
