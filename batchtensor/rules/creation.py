@@ -26,6 +26,7 @@ from ..registry import batch_rule, decomposition
 from ..tensor import BatchedTensor
 from ._helpers import (align_front, logical_rank, move_bdim_to_front, pad_to_rank, require,
                        wrap_axis)
+from .views import _contiguous, _drop_batch_axis, _layout
 
 
 def _shape_arg(shape) -> tuple:
@@ -221,37 +222,15 @@ def _stack_nested(obj, level, dtype):
     return np.stack(moved, axis=1), 0
 
 
-def _memory_layout(x) -> tuple | None:
-    """(shape, strides) of the memory behind ``x``: for a value of an outer level (a nested
-    vmap), its physical value with that level's batch axis left out. None without strides."""
-    if type(x) is BatchedTensor:
-        inner = _memory_layout(x._value)
-        if inner is None:
-            return None
-        (shape, strides), b = inner, x._bdim
-        return shape[:b] + shape[b + 1:], strides[:b] + strides[b + 1:]
-    strides = getattr(x, "strides", None)
-    return None if strides is None else (tuple(x.shape), tuple(strides))
-
-
 def _examples_contiguous(x, bdim, order: str) -> bool:
-    """Whether every example of ``x`` is C- (``order="C"``) or F-contiguous, from the strides
-    (also inside a nested vmap). False where the backend has no strides (then a copy in that
-    order is made)."""
-    layout = _memory_layout(x)
+    """Whether every example of ``x`` is C- (``order="C"``) or F-contiguous as it lies in
+    memory (also inside a nested vmap). False where the backend has no strides (then a copy in
+    that order is made)."""
+    layout = _layout(x, compact=False)
     if layout is None:
         return False
-    shape = [s for k, s in enumerate(layout[0]) if k != bdim]
-    strides = [s for k, s in enumerate(layout[1]) if k != bdim]
-    if 0 in shape:
-        return True
-    dims = zip(reversed(shape), reversed(strides)) if order == "C" else zip(shape, strides)
-    want = x.dtype.itemsize
-    for size, stride in dims:
-        if size != 1 and stride != want:
-            return False
-        want *= size
-    return True
+    shape, strides = _drop_batch_axis(*layout, bdim, compact=False)
+    return _contiguous(shape, strides, x.dtype.itemsize, fortran=order == "F")
 
 
 def _convert(level, a, *, dtype=None, copy=None, order=None, subok=True, ndmin=0, ndmax=None,

@@ -38,22 +38,23 @@ def resolve_shape(shape, size: int) -> tuple:
     return shape
 
 
-def _layout(x) -> tuple | None:
+def _layout(x, compact: bool = True) -> tuple | None:
     """(shape, strides) of ``x`` as if each of its examples at every outer level were stored on
-    its own (see ``_example_strides``); None when the backend has no strides."""
+    its own (see ``_example_strides``); with ``compact=False``, as they lie in memory (an outer
+    level's batch axis just left out). None when the backend has no strides."""
     if type(x) is BatchedTensor:
-        inner = _layout(x._value)
-        return None if inner is None else _drop_batch_axis(*inner, x._bdim)
+        inner = _layout(x._value, compact)
+        return None if inner is None else _drop_batch_axis(*inner, x._bdim, compact)
     strides = getattr(x, "strides", None)
     return None if strides is None else (tuple(x.shape), tuple(strides))
 
 
-def _drop_batch_axis(shape, strides, bdim) -> tuple:
-    """The layout of one example: the batch axis dropped and, where it sits inside the
-    example's axes, its factor divided out of the outer strides."""
+def _drop_batch_axis(shape, strides, bdim, compact: bool = True) -> tuple:
+    """The layout of one example: the batch axis dropped and (``compact``), where it sits
+    inside the example's axes, its factor divided out of the outer strides."""
     shape, st = list(shape), list(strides)
     n, bs = shape.pop(bdim), st.pop(bdim)
-    if n > 1 and bs != 0:
+    if compact and n > 1 and bs != 0:
         span = abs(bs) * n
         st = [s // n if abs(s) >= span and s % n == 0 else s for s in st]
     return tuple(shape), tuple(st)
