@@ -116,15 +116,8 @@ class BatchedTensor:
 
     @property
     def T(self) -> BatchedTensor:
-        v = self._value
-        if self._bdim == 0 and type(v) is np.ndarray and v.ndim >= 2:  # a view, batch in front
-            level = self._level
-            if not level.alive:
-                level.check_alive()
-            if _RECORDERS:
-                _record(np.transpose, "rule")
-            return _new(v.transpose((0,) + tuple(range(v.ndim - 1, 0, -1))), 0, level)
-        return np.transpose(self)
+        res = transpose_view(self)
+        return np.transpose(self) if res is None else res
 
     @property
     def mT(self) -> BatchedTensor:
@@ -332,17 +325,10 @@ class BatchedTensor:
         if not shape:
             raise TypeError("reshape() takes exactly 1 argument (0 given)")
         shape = ints_or_sequence(shape)
-        v = self._value
-        if order == "C" and copy is None and self._bdim == 0 and type(v) is np.ndarray \
-                and v.ndim >= 2:
-            target = _example_shape(shape, v.shape[1:])
-            if target:  # a view where NumPy's reshape of one example is one (tests)
-                level = self._level
-                if not level.alive:
-                    level.check_alive()
-                if _RECORDERS:
-                    _record(np.reshape, "rule")
-                return _new(v.reshape((v.shape[0],) + target), 0, level)
+        if order == "C" and copy is None:
+            res = reshape_view(self, shape)
+            if res is not None:
+                return res
         return np.reshape(self, shape, order=order, copy=copy)
 
     def transpose(self, *axes):
@@ -463,6 +449,44 @@ def _example_shape(shape, example: tuple) -> tuple | None:
             return None
         shape = tuple(size // known if d == -1 else d for d in shape)
     return shape if min(shape, default=0) >= 0 and math.prod(shape) == size else None
+
+
+def _batch_first_array(x: BatchedTensor) -> bool:
+    """The hot paths' common case: batch axis first, a NumPy array of at least 1-d examples."""
+    v = x._value
+    return not x._bdim and type(v) is np.ndarray and v.ndim >= 2
+
+
+def reshape_view(x: BatchedTensor, shape) -> BatchedTensor | None:
+    """``x.reshape(shape)`` (C order) of a batch-first example of at least one dimension into
+    at least one: the physical reshape, a view exactly where NumPy's reshape of one example is
+    one. None for anything else (the reshape rule, with NumPy's errors)."""
+    if not _batch_first_array(x):
+        return None
+    v = x._value
+    target = _example_shape(shape, v.shape[1:])
+    if not target:
+        return None
+    level = x._level
+    if not level.alive:
+        level.check_alive()
+    if _RECORDERS:
+        _record(np.reshape, "rule")
+    return _new(v.reshape((v.shape[0],) + target), 0, level)
+
+
+def transpose_view(x: BatchedTensor) -> BatchedTensor | None:
+    """``x.T`` / ``np.transpose(x)`` of a batch-first example of at least one dimension: the
+    example axes reversed behind the batch axis (a view). None for anything else."""
+    if not _batch_first_array(x):
+        return None
+    level = x._level
+    if not level.alive:
+        level.check_alive()
+    if _RECORDERS:
+        _record(np.transpose, "rule")
+    v = x._value
+    return _new(v.transpose((0,) + tuple(range(v.ndim - 1, 0, -1))), 0, level)
 
 
 def ints_or_sequence(args: tuple):

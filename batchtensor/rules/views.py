@@ -12,7 +12,7 @@ import numpy as np
 from numpy.exceptions import AxisError
 
 from ..registry import batch_rule
-from ..tensor import BatchedTensor
+from ..tensor import BatchedTensor, reshape_view, transpose_view
 from ._helpers import (NoValue, batch_size_of, logical_shape, move_bdim_to_front,
                        pad_to_rank, physical_axis, wrap_axes, wrap_axis)
 
@@ -144,7 +144,18 @@ def _batched_reshape(x, bdim, lshape: tuple, order, copy=None):
     return np.reshape(x, target, order=order, **kw), 0
 
 
-@batch_rule(np.reshape)
+def _reshape_fast(level, args, kwargs):
+    """``np.reshape(x, shape)`` in C order: ``tensor.reshape_view`` (the method's hot path)."""
+    if len(args) != 2 or (kwargs and kwargs != {"order": "C"}):
+        return NotImplemented
+    x = args[0]
+    if type(x) is not BatchedTensor or x._level is not level:
+        return NotImplemented
+    res = reshape_view(x, args[1])
+    return NotImplemented if res is None else res
+
+
+@batch_rule(np.reshape, fast=_reshape_fast)
 def reshape_rule(a, a_bdim, shape=None, order="C", *, copy=None):
     if shape is None:
         raise TypeError("reshape() missing required argument 'shape' (pos 2)")
@@ -208,7 +219,16 @@ def ravel_rule(a, a_bdim, order="C"):
 
 
 # ---- axis permutations --------------------------------------------------------------------------
-@batch_rule(np.transpose)
+def _transpose_fast(level, args, kwargs):
+    """``np.transpose(x)`` (all axes reversed): ``tensor.transpose_view``, as ``x.T``."""
+    x = args[0] if len(args) == 1 else None
+    if kwargs or type(x) is not BatchedTensor or x._level is not level:
+        return NotImplemented
+    res = transpose_view(x)
+    return NotImplemented if res is None else res
+
+
+@batch_rule(np.transpose, fast=_transpose_fast)
 def transpose_rule(a, a_bdim, axes=None):
     nd = a.ndim - 1
     x = move_bdim_to_front(a, a_bdim)
