@@ -135,10 +135,11 @@ def function_call(op, args: tuple, kwargs: dict, like: Any = None) -> Any:
     entry = REGISTRY.get(op)
     if entry is not None and entry.fast is not None:
         res = entry.fast(level, args, kwargs)
-        if res is not NotImplemented:  # hooks build new arrays: nothing to mark or detach
+        if res is not NotImplemented:  # hooks build new arrays: nothing to detach
             if _RECORDERS:
                 _record(op, entry.kind)
-            return res
+            how = _ARRAY_0D.get(op)
+            return res if how is None else _mark_array0d(op, args, res)
     how = _ARRAY_0D.get(op)
     if how is not None and how.startswith("writes"):
         target = args[0] if args else None

@@ -371,10 +371,18 @@ def _astype_of_0d_array_is_an_array(x):
     return c, a, t
 
 
+def _i0_of_a_scalar_is_an_array(x):
+    r = np.i0(x[0, 0] * 1.0)  # NumPy's i0 makes a 0-d array, also through the hot path
+    s = r
+    r += 1.0
+    return s, np.where(x[0, 0] > 0, x[0, 0], 0.0) + 0.0
+
+
 SCALAR_CASES = {f.__name__: f for f in (
     _acc_in_list, _alias_of_indexed, _int_scalar_rebinds_to_float, _array_0d_aliases,
     _ellipsis_view_writes_through, _where_is_an_array, _put_and_fill_do_nothing,
-    _flip_of_0d_array_is_a_scalar, _astype_of_0d_array_is_an_array)}
+    _flip_of_0d_array_is_a_scalar, _astype_of_0d_array_is_an_array,
+    _i0_of_a_scalar_is_an_array)}
 
 
 @pytest.mark.parametrize("name", sorted(SCALAR_CASES))

@@ -189,13 +189,13 @@ def call_bound(op, binder, values: list, extra: tuple = (), extra_kw: dict | Non
     return op(*args, **kw)
 
 
-def aligned_fast(op: Any, max_args: int, array_0d: bool = False, min_args: int = 1):
+def aligned_fast(op: Any, max_args: int, min_args: int = 1):
     """A hot path before any binding (``OpEntry.fast``) for an elementwise function called
     with ``min_args`` to ``max_args`` positional arguments, each a value batched at this level
     with the batch axis first and one physical rank, or a scalar: ``op`` on the physical
     values, which already line up. Anything else (keywords, plain arrays, other ranks or
-    levels) returns NotImplemented for the general path. ``array_0d``: a 0-d result per example
-    is a 0-d array, not a scalar (``np.where``)."""
+    levels) returns NotImplemented for the general path. (``dispatch.function_call`` marks
+    0-d array results of the ops in ``_ARRAY_0D``, such as ``np.where``.)"""
     def fast(level, args, kwargs):
         if kwargs or not min_args <= len(args) <= max_args:
             return NotImplemented
@@ -216,10 +216,10 @@ def aligned_fast(op: Any, max_args: int, array_0d: bool = False, min_args: int =
                 return NotImplemented
         if not nd:
             return NotImplemented
-        res = _new(op(*vals), 0, level)
-        if array_0d and nd == 1:
-            res._array0d = True
-        return res
+        res = op(*vals)
+        if isinstance(res, tuple):
+            return tuple(_new(r, 0, level) for r in res)
+        return _new(res, 0, level)
 
     return fast
 

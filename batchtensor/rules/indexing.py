@@ -557,7 +557,7 @@ def take_along_axis_rule(arr, arr_bdim, indices, indices_bdim, axis=-1):
     return np.take_along_axis(x, i, axis=axis + 1), 0
 
 
-@batch_rule(np.where, fast=aligned_fast(np.where, 3, array_0d=True, min_args=3))
+@batch_rule(np.where, fast=aligned_fast(np.where, 3, min_args=3))
 def where_rule(condition, condition_bdim, x=None, x_bdim=None, y=None, y_bdim=None, /):
     require(x is not None and y is not None, "one-argument np.where (np.nonzero)")
     vals, bdim = align_pointwise([condition, x, y], [condition_bdim, x_bdim, y_bdim])
