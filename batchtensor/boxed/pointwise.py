@@ -19,9 +19,9 @@ from ..tensor import _SCALAR_TYPES, BatchedTensor, _new
 from ..errors import BatchingError
 from ..registry import ARRAY, OpEntry, binder_from_signature, op_name, register
 from ..rules._helpers import (align_front, align_pointwise, ensure_bdim, given, logical_rank,
-                              move_bdim_to_front, pad_to_rank, require)
+                              pad_to_rank, require)
 
-__all__ = ["pointwise", "ufunc_pointwise", "align_out", "unbatched_out_error"]
+__all__ = ["pointwise", "ufunc_pointwise", "unbatched_out_error"]
 
 
 def unbatched_out_error(name: str, target: str = "out=") -> BatchingError:
@@ -32,14 +32,6 @@ def unbatched_out_error(name: str, target: str = "out=") -> BatchingError:
         f"vmap level (it is shared by every example). Create it inside the function from a "
         f"batched value (np.empty_like(x), np.zeros_like(x, shape=...)){instead}."
     )
-
-
-def align_out(out_val, out_bdim, name: str, rank: int | None):
-    """The physical ``out`` array laid out like a result with the batch axis first."""
-    if out_bdim is None:
-        raise unbatched_out_error(name)
-    out_val = move_bdim_to_front(out_val, out_bdim)
-    return out_val
 
 
 def _is_array_arg(x: Any) -> bool:
