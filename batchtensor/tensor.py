@@ -451,6 +451,17 @@ def _example_shape(shape, example: tuple) -> tuple | None:
     return shape if min(shape, default=0) >= 0 and math.prod(shape) == size else None
 
 
+def _enter(x: BatchedTensor, op, path: str = "rule"):
+    """The level of ``x`` for a hot path serving ``op``: checked alive (the escaped-tensor
+    error otherwise), and the path recorded for ``record_paths``."""
+    level = x._level
+    if not level.alive:
+        level.check_alive()
+    if _RECORDERS:
+        _record(op, path)
+    return level
+
+
 def _batch_first_array(x: BatchedTensor) -> bool:
     """The hot paths' common case: batch axis first, a NumPy array of at least 1-d examples."""
     v = x._value
@@ -467,12 +478,7 @@ def reshape_view(x: BatchedTensor, shape) -> BatchedTensor | None:
     target = _example_shape(shape, v.shape[1:])
     if not target:
         return None
-    level = x._level
-    if not level.alive:
-        level.check_alive()
-    if _RECORDERS:
-        _record(np.reshape, "rule")
-    return _new(v.reshape((v.shape[0],) + target), 0, level)
+    return _new(v.reshape((v.shape[0],) + target), 0, _enter(x, np.reshape))
 
 
 def transpose_view(x: BatchedTensor) -> BatchedTensor | None:
@@ -480,13 +486,8 @@ def transpose_view(x: BatchedTensor) -> BatchedTensor | None:
     example axes reversed behind the batch axis (a view). None for anything else."""
     if not _batch_first_array(x):
         return None
-    level = x._level
-    if not level.alive:
-        level.check_alive()
-    if _RECORDERS:
-        _record(np.transpose, "rule")
     v = x._value
-    return _new(v.transpose((0,) + tuple(range(v.ndim - 1, 0, -1))), 0, level)
+    return _new(v.transpose((0,) + tuple(range(v.ndim - 1, 0, -1))), 0, _enter(x, np.transpose))
 
 
 def ints_or_sequence(args: tuple):
@@ -527,12 +528,7 @@ def _getitem_with_ellipsis_or_none(x: BatchedTensor, key: tuple) -> BatchedTenso
             return None
     if used > v.ndim - 1 or ellipses > 1 or (not ellipses and None not in key):
         return None  # out of range (NumPy's error), or no Ellipsis / None: the paths above
-    level = x._level
-    if not level.alive:
-        level.check_alive()
-    if _RECORDERS:
-        _record(operator.getitem, "rule")
-    res = _new(v[(_ALL,) + key], 0, level)
+    res = _new(v[(_ALL,) + key], 0, _enter(x, operator.getitem))
     if res._value.ndim == 1:
         res._array0d = True  # x[0, ...] of a 1-d example: a 0-d array, written in place
     return res
@@ -761,11 +757,7 @@ def matmul_fast(a, b) -> BatchedTensor | None:
             return None
     else:
         return None
-    if not level.alive:
-        level.check_alive()
-    if _RECORDERS:
-        _record(np.matmul, "rule")
-    return _new(res, 0, level)
+    return _new(res, 0, _enter(a if ta is BatchedTensor else b, np.matmul))
 
 
 def _fast_matmul_operators(forward, reflected):

@@ -754,8 +754,8 @@ def test_inputs_are_not_mutated(i, in_axes):
     np.testing.assert_array_equal(y, y0)
 
 
-@pytest.mark.parametrize("f", [lambda x: x, lambda x: x[0], lambda x: x.T, lambda x: (x[1:], 2 * x),
-                               lambda x: {"a": np.reshape(x, -1)}])
+@pytest.mark.parametrize("f", [lambda x: x, lambda x: x[0], lambda x: x.T,
+                               lambda x: (x[1:], 2 * x), lambda x: {"a": np.reshape(x, -1)}])
 @pytest.mark.parametrize("control_flow", ["error", "loop"])
 def test_outputs_are_new_arrays_like_np_stack(f, control_flow):
     """f returning (a view of) its input: the loop's np.stack copies, so vmap's result must not
