@@ -288,14 +288,33 @@ _AUTO_MIN_EXAMPLE_BYTES = 64 << 10
 def _auto_chunk(leaves, axes, size: int) -> int | None:
     """chunk_size="auto": examples per chunk so that a chunk's mapped inputs fill about one
     L2 cache; None (one pass) when examples are small and the per-op overhead dominates, or
-    so large that not even two fit (a chunk of one pays the loop's overhead and an example
-    with its temporaries does not stay in cache anyway: the ensemble workload in bench/)."""
+    when a chunk would hold a single example and nothing else (that is the loop, with its
+    overhead, and an example too large for the cache does not stay there anyway: the ensemble
+    workload in bench/).
+
+    Inside an outer vmap every value at this level also carries the outer levels' examples
+    (pairwise distances: the inner example ``b`` meets every outer ``a``), so an example here
+    weighs its own bytes times that many outer examples, and a chunk of one example still
+    vectorises over them."""
     if not size:
         return None
-    per_example = sum(leaf.nbytes // size for leaf, ax in zip(leaves, axes) if ax is not None)
-    if not _AUTO_MIN_EXAMPLE_BYTES <= per_example <= _AUTO_CHUNK_BYTES // 2:
+    outer = max([_outer_examples(leaf) for leaf in leaves if type(leaf) is BatchedTensor],
+                default=1)
+    own = sum(leaf.nbytes // size for leaf, ax in zip(leaves, axes) if ax is not None)
+    per_example = own * outer
+    if per_example < _AUTO_MIN_EXAMPLE_BYTES:
         return None
-    return _AUTO_CHUNK_BYTES // per_example
+    chunk = max(1, _AUTO_CHUNK_BYTES // per_example)
+    return chunk if chunk * outer >= 2 else None
+
+
+def _outer_examples(leaf: BatchedTensor) -> int:
+    """How many examples of outer levels one logical value of ``leaf`` stands for."""
+    n, v = 1, leaf
+    while type(v) is BatchedTensor:
+        n *= v._value.shape[v._bdim]
+        v = v._value
+    return n
 
 
 def _wrap_input(leaf, ax, level: Level) -> BatchedTensor:
@@ -330,7 +349,7 @@ def vmap(func: Callable | None = None, in_axes: Any = 0, out_axes: Any = 0, *,
       same result). ``"auto"`` picks chunks of about 2 MiB of mapped input (an L2 cache), and
       no chunking for examples under 64 KiB or over 1 MiB: for large examples and memory-bound
       functions, where the plain loop beats one vectorised pass because each example fits in
-      cache.
+      cache. Inside an outer vmap an example counts its bytes times the outer batch size.
     - ``randomness``: how ``bt.random`` draws behave inside: "error" (raise), "different"
       (an independent draw per example, reproducible whatever the batch size or chunking) or
       "same" (one draw shared by the batch). Plain ``numpy.random`` draws one shared sample.

@@ -285,3 +285,28 @@ def test_chunk_size_auto_splits_only_large_examples():
     assert len(calls) == 1
     with pytest.raises(ValueError, match="'auto' or a positive int"):
         bt.vmap(f, chunk_size="big")
+
+
+def test_chunk_size_auto_inside_an_outer_vmap_counts_the_outer_examples():
+    # pairwise distances: each inner example (a row of b, 32 KiB) meets all 64 outer rows of
+    # a, so its values weigh 2 MiB: "auto" runs the inner vmap one row of b at a time (still
+    # vectorised over the 64 outer examples), where alone it would not chunk such a row.
+    calls = []
+
+    def dist(u, v):
+        calls.append(1)
+        return np.sqrt(((u - v) ** 2).sum())
+
+    a, b = rng.normal(size=(64, 4096)), rng.normal(size=(64, 4096))
+    inner = bt.vmap(dist, (None, 0), chunk_size="auto")
+    got = bt.vmap(inner, (0, None), chunk_size="auto")(a, b)
+    assert len(calls) == 64  # the outer level did not chunk; the inner one ran 64 chunks
+    want = np.stack([np.stack([dist(u, v) for v in b]) for u in a])
+    np.testing.assert_array_equal(got, want)
+    calls.clear()
+    bt.vmap(dist, (None, 0), chunk_size="auto")(a[0], b)
+    assert len(calls) == 1  # without an outer vmap, a 32 KiB example is not chunked
+    calls.clear()
+    small = rng.normal(size=(4, 8))  # 4 outer examples x 64 B: too small to chunk
+    bt.vmap(bt.vmap(dist, (None, 0), chunk_size="auto"), (0, None))(small, small)
+    assert len(calls) == 1
