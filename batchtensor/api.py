@@ -75,8 +75,8 @@ class _VmapFunction:
         self.chunk_size = chunk_size
         self.randomness = randomness
         self.control_flow = control_flow
-        # The common call (arrays in, one pass) skips the general argument handling.
-        self._one_pass = chunk_size is None and control_flow == "error"
+        # The common call (arrays in, one pass or "auto" chunks) skips the general argument handling.
+        self._common_call = chunk_size in (None, "auto") and control_flow == "error"
 
     def __repr__(self) -> str:
         return f"<vmap of {getattr(self.func, '__name__', self.func)!r}>"
@@ -86,10 +86,13 @@ class _VmapFunction:
             in_axes = self.in_axes
             axes = _array_axes(args, in_axes)
             if axes is not None:  # arrays mapped, everything unmapped passed through whole
-                if self._one_pass:  # the common call: no pytrees, no chunks, no reruns
+                if self._common_call:  # the common call: no pytrees, no fixed chunks, no reruns
                     size = _common_size(args, axes)
                     if size is not None and (self.axis_size is None or self.axis_size == size):
-                        return self._run(args, axes, None, kwargs, size)
+                        chunk = self.chunk_size and _auto_chunk(args, axes, size)
+                        if chunk is None or size <= chunk:
+                            return self._run(args, axes, None, kwargs, size)
+                        return self._chunked(list(args), axes, None, kwargs, size, chunk)
                 leaves, treedef = list(args), None
             else:
                 leaves, treedef = flatten(args)
@@ -298,9 +301,15 @@ def _auto_chunk(leaves, axes, size: int) -> int | None:
     vectorises over them."""
     if not size:
         return None
-    outer = max([_outer_examples(leaf) for leaf in leaves if type(leaf) is BatchedTensor],
-                default=1)
-    own = sum(leaf.nbytes // size for leaf, ax in zip(leaves, axes) if ax is not None)
+    own, outer = 0, 1
+    for leaf, ax in zip(leaves, axes):
+        if type(leaf) is BatchedTensor:
+            n, physical = _outer_examples(leaf)
+            outer = max(outer, n)
+            if ax is not None:
+                own += physical.nbytes // n // size
+        elif ax is not None:
+            own += leaf.nbytes // size
     per_example = own * outer
     if per_example < _AUTO_MIN_EXAMPLE_BYTES:
         return None
@@ -308,13 +317,14 @@ def _auto_chunk(leaves, axes, size: int) -> int | None:
     return chunk if chunk * outer >= 2 else None
 
 
-def _outer_examples(leaf: BatchedTensor) -> int:
-    """How many examples of outer levels one logical value of ``leaf`` stands for."""
+def _outer_examples(leaf: BatchedTensor) -> tuple[int, Any]:
+    """How many examples of outer levels one logical value of ``leaf`` stands for, and the
+    physical array that holds them all."""
     n, v = 1, leaf
     while type(v) is BatchedTensor:
         n *= v._value.shape[v._bdim]
         v = v._value
-    return n
+    return n, v
 
 
 def _wrap_input(leaf, ax, level: Level) -> BatchedTensor:
