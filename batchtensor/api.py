@@ -304,11 +304,8 @@ def _auto_chunk(leaves, axes, size: int) -> int | None:
     own, outer = 0, 1
     for leaf, ax in zip(leaves, axes):
         if type(leaf) is BatchedTensor:
-            n, physical = _outer_examples(leaf)
-            outer = max(outer, n)
-            if ax is not None:
-                own += physical.nbytes // n // size
-        elif ax is not None:
+            outer = max(outer, _outer_examples(leaf))
+        if ax is not None:
             own += leaf.nbytes // size
     per_example = own * outer
     if per_example < _AUTO_MIN_EXAMPLE_BYTES:
@@ -317,14 +314,16 @@ def _auto_chunk(leaves, axes, size: int) -> int | None:
     return chunk if chunk * outer >= 2 else None
 
 
-def _outer_examples(leaf: BatchedTensor) -> tuple[int, Any]:
-    """How many examples of outer levels one logical value of ``leaf`` stands for, and the
-    physical array that holds them all."""
+def _outer_examples(leaf: BatchedTensor) -> int:
+    """How many examples of outer levels one logical value of ``leaf`` stands for."""
     n, v = 1, leaf
     while type(v) is BatchedTensor:
-        n *= v._value.shape[v._bdim]
+        size = v._value.shape[v._bdim]
+        if type(size) is not int:  # the symbolic batch size of an ONNX recording
+            return 1
+        n *= size
         v = v._value
-    return n, v
+    return n
 
 
 def _wrap_input(leaf, ax, level: Level) -> BatchedTensor:

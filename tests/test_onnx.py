@@ -179,6 +179,24 @@ def test_pairwise_distances_two_symbolic_axes(dt):
     _close(got, want, dt)
 
 
+def test_inner_vmap_with_auto_chunks_records_one_graph_for_every_batch_size():
+    # chunk_size="auto" weighs an inner example by the outer examples it carries; while
+    # recording, the outer batch size is symbolic and the graph must serve every batch size.
+    rng = _rng(7)
+    a, b = rng.normal(size=(7, 4096)), rng.normal(size=(40, 4096))
+
+    def dist(x, y):
+        return np.sqrt(np.sum((x - y) ** 2))
+
+    def f(x):
+        return bt.vmap(dist, in_axes=(None, 0), chunk_size="auto")(x, b)
+
+    model = export(f, a)
+    a2 = rng.normal(size=(3, 4096))
+    (got,) = _run(model, {"x": a2})
+    _close(got, np.array([[dist(x, y) for y in b] for x in a2]), np.float64)
+
+
 def test_out_axes_and_pytree_outputs():
     rng = _rng(2)
 
