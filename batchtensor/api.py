@@ -75,7 +75,7 @@ class _VmapFunction:
         self.chunk_size = chunk_size
         self.randomness = randomness
         self.control_flow = control_flow
-        # The common call (arrays in, one pass or "auto" chunks) skips the general argument handling.
+        # The common call (arrays in; one pass or "auto" chunks) skips the general handling.
         self._common_call = chunk_size in (None, "auto") and control_flow == "error"
 
     def __repr__(self) -> str:
