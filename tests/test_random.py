@@ -129,6 +129,12 @@ def test_nested_different_gives_every_example_its_own_draw():
     inner = bt.vmap(lambda x: x + rng.random(), randomness="different")
     chunked = bt.vmap(inner, randomness="different", chunk_size=3)(np.zeros((4, 5)))
     np.testing.assert_array_equal(out, chunked)
+    for inner_chunk in (1, 2):  # chunks at the inner level, as "auto" makes them there
+        rng = bt.random.default_rng(0)
+        inner = bt.vmap(lambda x: x + rng.random(), randomness="different",
+                        chunk_size=inner_chunk)
+        got = bt.vmap(inner, randomness="different")(np.zeros((4, 5)))
+        np.testing.assert_array_equal(out, got)
 
 
 def test_nested_same_and_different():
