@@ -358,7 +358,8 @@ def vmap(func: Callable | None = None, in_axes: Any = 0, out_axes: Any = 0, *,
       same result). ``"auto"`` picks chunks of about 2 MiB of mapped input (an L2 cache), and
       no chunking for examples under 64 KiB or over 1 MiB: for large examples and memory-bound
       functions, where the plain loop beats one vectorised pass because each example fits in
-      cache. Inside an outer vmap an example counts its bytes times the outer batch size.
+      cache. Inside an outer vmap an example counts its bytes times the outer batch size,
+      and a chunk of one example (still vectorised over the outer ones) is allowed.
     - ``randomness``: how ``bt.random`` draws behave inside: "error" (raise), "different"
       (an independent draw per example, reproducible whatever the batch size or chunking) or
       "same" (one draw shared by the batch). Plain ``numpy.random`` draws one shared sample.
