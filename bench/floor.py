@@ -23,10 +23,10 @@ rank, and check nothing (no levels, no rank broadcasting, no dtype rules, no err
 from __future__ import annotations
 
 import argparse
+import functools
 import json
 import statistics
 import sys
-import time
 from pathlib import Path
 
 import numpy as np
@@ -34,7 +34,7 @@ import numpy as np
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 import batchtensor as bt  # noqa: E402
-from dispatch import Passthrough  # noqa: E402
+from dispatch import Passthrough, timeit  # noqa: E402
 from workloads import make_rk4, rk4, rk4_vec  # noqa: E402
 
 
@@ -139,11 +139,9 @@ def measure(repeat: int) -> dict:
     samples = {k: [] for k in methods}
     for _ in range(repeat):  # interleaved: the machine's drift hits every method alike
         for name, fn in methods.items():
-            fn(s, p)
-            t0 = time.perf_counter()
-            for _ in range(number):
-                fn(s, p)
-            samples[name].append((time.perf_counter() - t0) / number)
+            call = functools.partial(fn, s, p)
+            call()  # untimed: what the method before left behind is not this one's cost
+            samples[name].append(timeit(call, number))
     med = {k: statistics.median(v) for k, v in samples.items()}
     return {"repeat": repeat, "median_us": {k: v * 1e6 for k, v in med.items()},
             "ratio": {k: v / med["vectorised"] for k, v in med.items()}}
