@@ -7,13 +7,19 @@
 (8,)
 """
 
+# The layers, bottom up (each imports only those below it; tests/test_architecture.py checks):
+# the class, its operators and the dispatcher; the boxed fallbacks (which fill the
+# dispatcher's slots); the rules and decompositions (which register themselves); the API.
+from . import operators as _operators  # noqa: F401  (installs the Python operators)
+from . import boxed
 from . import decompositions as _decompositions  # noqa: F401  (registers)
-from . import rules as _rules  # noqa: F401  (registers)
-from . import boxed, random
-from .api import vmap
+from .rules import (creation, elementwise, fft, indexing, joining, linalg,  # noqa: F401
+                    metadata, polynomial, products, reductions, setops, shape, sorting,
+                    statistics, views)
+from . import random
+from .api import vmap, vmap_level
 from .config import config
 from .errors import BatchingError, EscapedBatchedTensorError, PerformanceWarning
-from .levels import vmap_level
 from .registry import batch_rule, decomposition
 from .tensor import BatchedTensor
 

@@ -14,7 +14,7 @@ from collections import Counter
 import numpy as np
 
 import batchtensor as bt
-from batchtensor.dispatch import record_paths
+from batchtensor.registry import record_paths
 from batchtensor.registry import op_name
 
 

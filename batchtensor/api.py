@@ -1,11 +1,13 @@
-"""``vmap``: map a per-example function over a batch, in one vectorised pass."""
+"""``vmap``: map a per-example function over a batch, in one vectorised pass; and
+``vmap_level``, the manual form, whose levels ``unwrap`` their values."""
 
 from __future__ import annotations
 
 import functools
 import inspect
 import warnings
-from typing import Any, Callable
+from contextlib import contextmanager
+from typing import Any, Callable, Iterator
 
 import numpy as np
 
@@ -13,9 +15,9 @@ from .diagnostics import user_stacklevel
 from .errors import BatchingError, ControlFlowError, PerformanceWarning
 from .levels import Level, close_level, open_level, random_scope
 from .pytree import broadcast_prefix, flatten, keystr, leaf_paths, unflatten
-from .tensor import BatchedTensor, _new
+from .tensor import BatchedTensor, new_batched
 
-__all__ = ["vmap", "unwrap_outputs"]
+__all__ = ["vmap", "vmap_level", "VmapLevel", "VmapFunction", "unwrap_outputs"]
 
 _PY_SCALARS = (int, float, complex, bool)
 
@@ -62,7 +64,7 @@ def _check_axes_spec(in_axes: Any, what: str) -> None:
         )
 
 
-class _VmapFunction:
+class VmapFunction:
     """The callable ``vmap`` returns (``functools.wraps`` keeps the wrapped function's name)."""
 
     def __init__(self, func, in_axes, out_axes, axis_size, chunk_size, randomness,
@@ -181,7 +183,7 @@ class _VmapFunction:
     def _run(self, leaves, axes, treedef, kwargs, size, offset=0, scope=None):
         level = None
         try:
-            level = open_level(size, self.randomness, offset)
+            level = open_level(size, self.randomness, offset, VmapLevel)
             try:
                 wrapped = [leaf if ax is None else _wrap_input(leaf, ax, level)
                            for leaf, ax in zip(leaves, axes)]
@@ -336,7 +338,51 @@ def _wrap_input(leaf, ax, level: Level) -> BatchedTensor:
         leaf = np.asarray(leaf)
     elif t is not np.ndarray:
         level.like = leaf  # CuPy, the ONNX recorder: bt.random draws on this backend
-    return _new(leaf, ax, level)
+    return new_batched(leaf, ax, level)
+
+
+class VmapLevel(Level):
+    """A vmap level as users hold it (``bt.vmap_level()``, ``x.level``): a ``Level`` that also
+    unwraps its values."""
+
+    __slots__ = ()
+
+    def unwrap(self, tree: Any, out_axes: Any = 0) -> Any:
+        """Turn every BatchedTensor of this level in ``tree`` back into a plain array.
+
+        The batch axis goes to ``out_axes`` (an int, or a pytree prefix of ``tree``). Leaves not
+        batched at this level are broadcast along a new axis of this level's size (a view).
+
+        >>> import numpy as np, batchtensor as bt
+        >>> with bt.vmap_level() as level:
+        ...     y = np.sin(bt.BatchedTensor(np.zeros((4, 3)), bdim=0)) + 1
+        ...     level.unwrap(y, out_axes=1).shape
+        (3, 4)
+        """
+        return unwrap_outputs(self, tree, out_axes, what="out_axes")
+
+
+@contextmanager
+def vmap_level(size: int | None = None, *, randomness: str = "error",
+               offset: int = 0) -> Iterator[VmapLevel]:
+    """Open a vmap level by hand (functorch's manual form).
+
+    Inside the block, ``bt.BatchedTensor(x, bdim=...)`` wraps arrays at this level; the level's
+    batch size is fixed by the first one wrapped unless ``size`` is given. ``level.unwrap(y)``
+    gives plain arrays back. The level closes when the block ends, also on an exception.
+
+    >>> import numpy as np, batchtensor as bt
+    >>> xs = np.arange(6.0).reshape(3, 2)
+    >>> with bt.vmap_level() as level:
+    ...     total = bt.BatchedTensor(xs, bdim=0).sum()
+    ...     level.unwrap(total)
+    array([1., 5., 9.])
+    """
+    level = open_level(size, randomness, offset, VmapLevel)
+    try:
+        yield level
+    finally:
+        close_level(level)
 
 
 def vmap(func: Callable | None = None, in_axes: Any = 0, out_axes: Any = 0, *,
@@ -400,7 +446,7 @@ def vmap(func: Callable | None = None, in_axes: Any = 0, out_axes: Any = 0, *,
                               control_flow=control_flow)
     if not callable(func):
         raise TypeError(f"vmap: expected a function, got {type(func).__name__}")
-    return _VmapFunction(func, in_axes, out_axes,
+    return VmapFunction(func, in_axes, out_axes,
                          None if axis_size is None else int(axis_size),
                          chunk_size if chunk_size in (None, "auto") else int(chunk_size),
                          randomness,

@@ -64,11 +64,10 @@ def user_site(depth: int = 1) -> tuple[Any, list]:
     return None, numpy_frames
 
 
-def _holds_batched_sequence(f) -> bool:
-    """Whether an argument of NumPy function frame ``f`` is a list/tuple of BatchedTensors."""
-    from .tensor import BatchedTensor
+def _holds_batched_sequence(f, batched_type: type) -> bool:
+    """Whether an argument of NumPy function frame ``f`` is a list/tuple of batched values."""
     args = f.f_code.co_varnames[:f.f_code.co_argcount + f.f_code.co_kwonlyargcount]
-    return any(type(v) in (list, tuple) and any(type(e) is BatchedTensor for e in v)
+    return any(type(v) in (list, tuple) and any(type(e) is batched_type for e in v)
                for v in (f.f_locals.get(a) for a in args))
 
 
@@ -124,8 +123,9 @@ def _store_target(f) -> str:
     return repr(name)
 
 
-def conversion_message(what: str, depth: int = 2) -> str:
-    """The message for converting a BatchedTensor, naming the user's line when it can."""
+def conversion_message(what: str, batched_type: type, depth: int = 2) -> str:
+    """The message for converting a value of ``batched_type`` (BatchedTensor), naming the
+    user's line when it can."""
     f, numpy_frames = user_site(depth)
     numpy_funcs = [getattr(g.f_code, "co_qualname", g.f_code.co_name) for g in numpy_frames]
     if f is None:
@@ -150,7 +150,7 @@ def conversion_message(what: str, depth: int = 2) -> str:
         extra = (" np.vectorize converts its arguments without dispatching: call the function "
                  "on the batched value directly (vmap already maps it over the batch), or use "
                  "np.frompyfunc(func, nin, nout)(x), a ufunc, which dispatches.")
-    elif numpy_frames and _holds_batched_sequence(numpy_frames[-1]):
+    elif numpy_frames and _holds_batched_sequence(numpy_frames[-1], batched_type):
         extra = (f" numpy.{numpy_funcs[-1]} was given a list or tuple of batched values: NumPy "
                  f"dispatches on array arguments, not on the elements of a list. Make it one "
                  f"batched value first: np.stack(values) (or np.asarray(values, like=values[0])).")

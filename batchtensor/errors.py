@@ -39,3 +39,15 @@ class LoopFallback(Exception):
     def __init__(self, reason: str):
         super().__init__(reason)
         self.reason = reason
+
+
+def unbatched_out_error(name: str, target: str = "out=") -> BatchingError:
+    """The error for writing a batched result into an array that is not batched at this level.
+
+    ``target``: how the written argument reads in the message (``out=``, ``a``...)."""
+    instead = " or use the returned value instead of out=" if target == "out=" else ""
+    return BatchingError(
+        f"{name}: cannot write a batched result into {target}, which is not batched at this "
+        f"vmap level (it is shared by every example). Create it inside the function from a "
+        f"batched value (np.empty_like(x), np.zeros_like(x, shape=...)){instead}."
+    )

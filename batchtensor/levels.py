@@ -5,14 +5,12 @@ from __future__ import annotations
 import itertools
 import threading
 from contextlib import contextmanager
-from typing import Any, Iterator
+from typing import Iterator
 
-import numpy as np
+from .errors import EscapedBatchedTensorError
 
-from .errors import BatchingError, EscapedBatchedTensorError
-
-__all__ = ["Level", "vmap_level", "current_level", "active_levels", "random_scope",
-           "RandomSession"]
+__all__ = ["Level", "open_level", "close_level", "current_level", "active_levels",
+           "random_scope", "current_session", "RandomSession"]
 
 _ids = itertools.count(1)  # itertools.count is atomic under the GIL: ids are unique across threads
 _state = threading.local()
@@ -37,7 +35,8 @@ class Level:
     that a draw does not depend on how the batch was split.
 
     A level is *alive* while its ``vmap_level()`` block (or ``vmap`` call) runs; a BatchedTensor
-    of a closed level raises an "escaped its vmap level" error when used.
+    of a closed level raises an "escaped its vmap level" error when used. (The levels users
+    hold also ``unwrap`` their values: ``api.VmapLevel``.)
     """
 
     __slots__ = ("id", "size", "alive", "randomness", "offset", "like", "outermost",
@@ -75,22 +74,6 @@ class Level:
                 f"{what} has batch size {size} but vmap level {self.id} has batch size "
                 f"{self.size}; every value batched at one level must have the same batch size"
             )
-
-    def unwrap(self, tree: Any, out_axes: Any = 0) -> Any:
-        """Turn every BatchedTensor of this level in ``tree`` back into a plain array.
-
-        The batch axis goes to ``out_axes`` (an int, or a pytree prefix of ``tree``). Leaves not
-        batched at this level are broadcast along a new axis of this level's size (a view).
-
-        >>> import numpy as np, batchtensor as bt
-        >>> with bt.vmap_level() as level:
-        ...     y = np.sin(bt.BatchedTensor(np.zeros((4, 3)), bdim=0)) + 1
-        ...     level.unwrap(y, out_axes=1).shape
-        (3, 4)
-        """
-        from .api import unwrap_outputs  # noqa: PLC0415  (api imports this module)
-
-        return unwrap_outputs(self, tree, out_axes, what="out_axes")
 
 
 def active_levels() -> tuple:
@@ -163,37 +146,15 @@ def random_scope() -> Iterator[_Scope]:
             _state.session = None
 
 
-@contextmanager
-def vmap_level(size: int | None = None, *, randomness: str = "error",
-               offset: int = 0) -> Iterator[Level]:
-    """Open a vmap level by hand (functorch's manual form).
-
-    Inside the block, ``bt.BatchedTensor(x, bdim=...)`` wraps arrays at this level; the level's
-    batch size is fixed by the first one wrapped unless ``size`` is given. ``level.unwrap(y)``
-    gives plain arrays back. The level closes when the block ends, also on an exception.
-
-    >>> import numpy as np, batchtensor as bt
-    >>> xs = np.arange(6.0).reshape(3, 2)
-    >>> with bt.vmap_level() as level:
-    ...     total = bt.BatchedTensor(xs, bdim=0).sum()
-    ...     level.unwrap(total)
-    array([1., 5., 9.])
-    """
-    level = open_level(size, randomness, offset)
-    try:
-        yield level
-    finally:
-        close_level(level)
-
-
-def open_level(size: int | None = None, randomness: str = "error", offset: int = 0) -> Level:
-    """Push a new level on this thread's stack (``vmap_level`` without the context manager,
-    for vmap's hot path). Pair every call with ``close_level``."""
+def open_level(size: int | None = None, randomness: str = "error", offset: int = 0,
+               level_type: type[Level] = Level) -> Level:
+    """Push a new level of ``level_type`` on this thread's stack. Pair every call with
+    ``close_level`` (``bt.vmap_level`` is the context-manager form)."""
     if size is not None:
         size = int(size)
         if size < 0:
             raise ValueError(f"vmap_level: size must be >= 0, got {size}")
-    level = Level(size, randomness, offset)
+    level = level_type(size, randomness, offset)
     stack = _stack()
     level.outermost = not stack
     stack.append(level)
@@ -212,13 +173,3 @@ def close_level(level: Level) -> None:
         session = getattr(_state, "session", None)
         if session is not None and not session.pinned:
             _state.session = None
-
-
-def check_size_known(level: Level, op: str) -> int:
-    if level.size is None:
-        raise BatchingError(f"{op}: vmap level {level.id} has no batch size yet")
-    return level.size
-
-
-def as_batch_size(n: Any) -> int:
-    return int(np.int64(n))

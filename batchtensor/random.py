@@ -34,7 +34,8 @@ import numpy as np
 from .dispatch import function_call
 from .errors import BatchingError
 from .levels import active_levels, current_session
-from .tensor import BatchedTensor, _new
+from .plumbing import innermost
+from .tensor import BatchedTensor, new_batched
 
 __all__ = ["Generator", "default_rng", "philox4x32"]
 
@@ -62,12 +63,6 @@ def philox4x32(counter, key, rounds: int = 10):
     return c0, c1, c2, c3
 
 
-def _root(x):
-    while type(x) is BatchedTensor:
-        x = x._value
-    return x
-
-
 def _levels_of(x) -> list:
     out = []
     while type(x) is BatchedTensor:
@@ -78,7 +73,7 @@ def _levels_of(x) -> list:
 
 def _any(cond) -> bool:
     """True if ``cond`` holds for any element of any example (no per-example control flow)."""
-    return bool(np.any(_root(cond)))
+    return bool(np.any(innermost(cond)))
 
 
 def _shape(x) -> tuple:
@@ -190,7 +185,7 @@ class _Draw:
     def wrap(self, phys):
         """Batch a physical value at the draw's levels (outermost first)."""
         for lv in self.levels:
-            phys = _new(phys, 0, lv)
+            phys = new_batched(phys, 0, lv)
         return phys
 
     # ---- primitive distributions (wrapped) --------------------------------------------------
@@ -282,7 +277,7 @@ class Generator:
         levels = active_levels()
         like = None
         for p in params:
-            r = _root(p)
+            r = innermost(p)
             if hasattr(r, "shape") and type(r) is not np.ndarray:
                 like = r
         if not levels:
@@ -306,7 +301,7 @@ class Generator:
         if like is None and levels[-1].like is not None:
             like = levels[-1].like
         if like is not None:
-            like = _root(like)
+            like = innermost(like)
         return _Draw(self._key(current_session()), different, like)
 
     def _key(self, session) -> tuple:
@@ -347,7 +342,7 @@ class Generator:
         d = self._draw("normal", loc, scale)
         if d is None:
             return self._np.normal(loc, scale, size)
-        if _any(np.less(_root(scale), 0)):
+        if _any(np.less(innermost(scale), 0)):
             raise ValueError("bt.random Generator.normal: scale < 0")
         shape = _out_shape("normal", _size_tuple(size), loc, scale)
         return _finish(loc + scale * d.normal01(shape), size)
@@ -357,7 +352,7 @@ class Generator:
         if d is None:
             return self._np.uniform(low, high, size)
         span = high - low
-        if _any(~np.isfinite(_root(span))):
+        if _any(~np.isfinite(innermost(span))):
             raise OverflowError("bt.random Generator.uniform: high - low is not finite")
         shape = _out_shape("uniform", _size_tuple(size), low, high)
         return _finish(low + span * d.uniform01(shape), size)
@@ -468,7 +463,7 @@ class Generator:
             if _shape(p) != (n,):
                 raise ValueError("p must be 1-dimensional and the same size as a"
                                  if len(_shape(p)) == 1 else "p must be 1-dimensional")
-            if _any(np.less(_root(p), 0)) or _any(np.isnan(_root(p))):
+            if _any(np.less(innermost(p), 0)) or _any(np.isnan(innermost(p))):
                 raise ValueError("probabilities are not non-negative")
             tol = np.sqrt(np.finfo(np.float64).eps)
             if _any(np.abs(np.sum(p, axis=-1) - 1.0) > tol):
@@ -508,13 +503,13 @@ class Generator:
         d = self._draw("binomial", n, p)
         if d is None:
             return self._np.binomial(n, p, size)
-        if _any(np.less(_root(n), 0)):
+        if _any(np.less(innermost(n), 0)):
             raise ValueError("n < 0")
-        pr = _root(p)
+        pr = innermost(p)
         if _any(np.less(pr, 0)) or _any(np.greater(pr, 1)) or _any(np.isnan(pr)):
             raise ValueError("p < 0, p > 1 or p is NaN")
         shape = _out_shape("binomial", _size_tuple(size), n, p)
-        nmax = int(np.max(_root(n))) if np.size(_root(n)) else 0
+        nmax = int(np.max(innermost(n))) if np.size(innermost(n)) else 0
         if nmax == 0:  # every count is 0, whatever the example
             return _finish(np.zeros(shape, dtype=np.int64) if d.like is None
                            else np.zeros(shape, dtype=np.int64, like=d.like), size)
@@ -549,7 +544,7 @@ def _float_dtype(method: str, dtype):
 
 def _cmp(op, v, bound):
     """``op(v, bound)`` on every example of ``v`` (its physical root)."""
-    return op(_root(v), bound) if hasattr(v, "shape") else op(v, bound)
+    return op(innermost(v), bound) if hasattr(v, "shape") else op(v, bound)
 
 
 def _as_u64(v):

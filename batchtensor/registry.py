@@ -3,15 +3,27 @@
 Entries are keyed by the callable object itself (``np.sum``, ``np.add``, ``np.linalg.solve``).
 Each entry carries a *binder* built once, at registration, from a signature: at call time it
 maps ``(args, kwargs)`` to parameter values with a few dict look-ups, never ``inspect``.
+
+Besides the table, this base module holds what every layer above shares without importing one
+another: the record of which path served each op (``record_paths``), the set of array types
+accepted as physical values, and ``slots``, the entry points that higher layers fill in when
+they are imported (the dispatcher, the boxed fallbacks), so that a lower layer can call them
+without importing upwards.
 """
 
 from __future__ import annotations
 
 import inspect
-from typing import Any, Callable
+from contextlib import contextmanager
+from enum import Enum
+from typing import Any, Callable, Iterator
 
-__all__ = ["Param", "Binder", "OpEntry", "REGISTRY", "lookup", "register", "op_name",
-           "batch_rule", "decomposition", "binder_from_signature"]
+import numpy as np
+
+__all__ = ["Path", "ParamKind", "BoxedKind", "Param", "Binder", "OpEntry", "REGISTRY", "lookup",
+           "register", "op_name", "batch_rule", "decomposition", "binder_from_signature",
+           "RECORDERS", "record", "record_paths", "register_physical_type", "is_physical_type",
+           "slots"]
 
 _EMPTY = inspect.Parameter.empty
 _POS_ONLY = inspect.Parameter.POSITIONAL_ONLY
@@ -20,7 +32,44 @@ _VAR_POS = inspect.Parameter.VAR_POSITIONAL
 _KW_ONLY = inspect.Parameter.KEYWORD_ONLY
 _VAR_KW = inspect.Parameter.VAR_KEYWORD
 
-ARRAY, ARRAYS, OTHER = "array", "arrays", "other"
+
+class _StrValued(str, Enum):
+    """An Enum whose members are also their string values: ``Path.RULE == "rule"`` holds, and
+    ``str()`` / f-strings give the value (as ``enum.StrEnum``, which needs Python 3.11)."""
+
+    def __str__(self) -> str:
+        return self.value
+
+    __format__ = str.__format__
+    __repr__ = str.__repr__
+
+
+class Path(_StrValued):
+    """Which mechanism served a call (what ``record_paths`` logs)."""
+
+    RULE = "rule"
+    BOXED = "boxed"
+    DECOMPOSITION = "decomposition"
+    LOOP = "loop"
+
+
+class BoxedKind(_StrValued):
+    """The classes of ops that a boxed fallback serves."""
+
+    POINTWISE = "pointwise"
+    REDUCTION = "reduction"
+    VARIADIC_BDIMS = "variadic_bdims"
+
+
+class ParamKind(Enum):
+    """How the dispatcher treats one parameter of a registered op."""
+
+    ARRAY = "array"  # unwrapped into (value, bdim)
+    ARRAYS = "arrays"  # a sequence of arrays: (values, bdims)
+    OTHER = "other"  # passed through; a value batched here sends the call to the loop
+
+
+ARRAY, ARRAYS, OTHER = ParamKind.ARRAY, ParamKind.ARRAYS, ParamKind.OTHER
 
 
 def op_name(op: Any) -> str:
@@ -36,14 +85,11 @@ def op_name(op: Any) -> str:
     if mod is None:
         return qual
     if mod.startswith("numpy"):
-        mod = {"numpy._core.multiarray": "numpy", "numpy._core.fromnumeric": "numpy",
-               "numpy._core.numeric": "numpy", "numpy._core.shape_base": "numpy",
-               "numpy._core.umath": "numpy"}.get(mod, mod)
         if mod.startswith(("numpy._core", "numpy.lib._")):
             mod = "numpy"
-        if mod.startswith("numpy.linalg"):
+        elif mod.startswith("numpy.linalg"):
             mod = "numpy.linalg"
-        if mod.startswith("numpy.fft"):
+        elif mod.startswith("numpy.fft"):
             mod = "numpy.fft"
     if mod in ("operator", "_operator"):
         return {"getitem": "x[...] (getitem)", "setitem": "x[...] = v (setitem)"}.get(qual, qual)
@@ -52,12 +98,14 @@ def op_name(op: Any) -> str:
     return f"{mod}.{qual}"
 
 
+# ---- binding a call's arguments -----------------------------------------------------------------
 class Param:
     __slots__ = ("name", "kind", "default", "positional", "keyword")
 
-    def __init__(self, name, kind, default, positional, keyword):
+    def __init__(self, name: str, kind: ParamKind, default: Any, positional: bool,
+                 keyword: bool):
         self.name = name
-        self.kind = kind  # ARRAY, ARRAYS or OTHER
+        self.kind = kind
         self.default = default  # _EMPTY if required
         self.positional = positional
         self.keyword = keyword
@@ -119,7 +167,7 @@ class Binder:
         return values, extra, extra_kw
 
 
-def binder_from_signature(op, sig: inspect.Signature, kinds: dict[str, str]) -> Binder:
+def binder_from_signature(op, sig: inspect.Signature, kinds: dict[str, ParamKind]) -> Binder:
     """A binder over ``sig``'s parameters; ``kinds`` marks array / array-sequence parameters."""
     params = []
     varargs = None
@@ -138,6 +186,53 @@ def binder_from_signature(op, sig: inspect.Signature, kinds: dict[str, str]) -> 
     return Binder(op, params, varargs, varargs_kind, varkw)
 
 
+def _same_default(a: Any, b: Any) -> bool:
+    if a is b:
+        return True
+    try:
+        return type(a) is type(b) and bool(a == b)
+    except Exception:  # noqa: BLE001  (an object without a usable ==)
+        return False
+
+
+def _check_rule_signature(op, rule, params: list[inspect.Parameter]) -> None:
+    """A rule's parameters (its ``_bdim`` ones left out) must be the op's own, in order, with
+    the same kinds and defaults: the dispatcher binds the user's call with the rule's signature,
+    so a renamed keyword, a positional-only mismatch or another default would bind a call
+    differently from NumPy. A rule may end in ``*args`` / ``**kwargs`` to pass the rest on.
+    Ops without an inspectable signature (ufuncs' methods, C builtins) are not checked."""
+    try:
+        theirs = [p for p in inspect.signature(op).parameters.values()
+                  if p.name != "like"]  # NumPy consumes like= before it dispatches
+    except (TypeError, ValueError):
+        return
+    problem = None
+    for i, p in enumerate(params):
+        if p.kind in (_VAR_POS, _VAR_KW):
+            break  # the rest is passed on as the user gave it
+        q = theirs[i] if i < len(theirs) else None
+        if q is not None and (q.kind is _VAR_POS or (q.kind is _VAR_KW and p.kind is _KW_ONLY)):
+            break  # what the op's own *args / **kwargs takes (a method stand-in, np.pad)
+        if q is None or (p.name, p.kind) != (q.name, q.kind):
+            theirs_desc = "nothing" if q is None else f"{q.name!r} ({q.kind.description})"
+            problem = (f"parameter {i} is {p.name!r} ({p.kind.description}) where "
+                       f"{op_name(op)} has {theirs_desc}")
+            break
+        if not _same_default(p.default, q.default):
+            problem = f"parameter {p.name!r} defaults to {p.default!r}, not {q.default!r}"
+            break
+    else:
+        if len(params) < len(theirs):
+            problem = f"it lacks {', '.join(repr(q.name) for q in theirs[len(params):])}"
+    if problem is not None:
+        raise TypeError(
+            f"the batch rule {getattr(rule, '__qualname__', rule)!r} for {op_name(op)} does not "
+            f"match its signature {inspect.signature(op)}: {problem}. Name the rule's "
+            f"parameters as the op names its own (adding x_bdim after each array x), or end "
+            f"it in *args / **kwargs."
+        )
+
+
 def _rule_binder(op, rule) -> Binder:
     """Derive the binder from a rule's own signature.
 
@@ -147,9 +242,9 @@ def _rule_binder(op, rule) -> Binder:
     sig = inspect.signature(rule)
     ps = list(sig.parameters.values())
     names = [p.name for p in ps]
-    kinds: dict[str, str] = {}
+    kinds: dict[str, ParamKind] = {}
     kept = []
-    for i, p in enumerate(ps):
+    for p in ps:
         if p.name.endswith("_bdims") and p.name[:-6] in names:
             kinds[p.name[:-6]] = ARRAYS
             continue
@@ -157,15 +252,19 @@ def _rule_binder(op, rule) -> Binder:
             kinds[p.name[:-5]] = ARRAY
             continue
         kept.append(p)
+    _check_rule_signature(op, rule, kept)
     return binder_from_signature(op, sig.replace(parameters=kept), kinds)
 
 
+# ---- the table ----------------------------------------------------------------------------------
 class OpEntry:
-    """How one op is batched. ``kind`` is "rule", "boxed" or "decomposition"."""
+    """How one op is batched: a rule, a boxed kind or a decomposition (``kind``)."""
 
     __slots__ = ("op", "kind", "fn", "binder", "name", "boxed_kind", "raw", "fast")
 
-    def __init__(self, op, kind, fn, binder=None, boxed_kind=None, raw=False, fast=None):
+    def __init__(self, op, kind: Path, fn, binder: Binder | None = None,
+                 boxed_kind: BoxedKind | None = None, raw: bool = False,
+                 fast: Callable | None = None):
         self.op = op
         # optional hot path: fast(level, args, kwargs) -> result, or NotImplemented
         self.fast = fast
@@ -173,12 +272,8 @@ class OpEntry:
         self.fn = fn
         self.binder = binder
         self.name = op_name(op)
-        self.boxed_kind = boxed_kind  # "pointwise", "reduction", "variadic_bdims"
+        self.boxed_kind = boxed_kind
         self.raw = raw
-
-    @property
-    def path(self) -> str:
-        return self.kind
 
     def __repr__(self) -> str:
         extra = f" ({self.boxed_kind})" if self.boxed_kind else ""
@@ -215,16 +310,16 @@ def batch_rule(op: Any, *, raw: bool = False, replace: bool = False,
             return out, out_bdim
 
     A parameter ``x`` followed by ``x_bdim`` is an array argument; ``xs`` followed by
-    ``xs_bdims`` a sequence of arrays. Other parameters pass through; their names must be the
-    op's parameter names. ``raw=True`` rules are called as ``rule(level, args, kwargs)`` and
-    unwrap by themselves (indexing, ufunc methods, einsum). ``fast(level, args, kwargs)`` is an
-    optional hot path tried first, before any binding; it returns NotImplemented for anything
-    but the common case it handles.
+    ``xs_bdims`` a sequence of arrays. The other parameters are the op's own, with its names,
+    kinds and defaults (checked here: a mismatch would bind a call differently from the op).
+    ``raw=True`` rules are called as ``rule(level, args, kwargs)`` and unwrap by themselves
+    (indexing, einsum). ``fast(level, args, kwargs)`` is an optional hot path tried first,
+    before any binding; it returns NotImplemented for anything but the common case it handles.
     """
 
     def deco(rule):
         binder = None if raw else _rule_binder(op, rule)
-        register(OpEntry(op, "rule", rule, binder, raw=raw, fast=fast), replace=replace)
+        register(OpEntry(op, Path.RULE, rule, binder, raw=raw, fast=fast), replace=replace)
         return rule
 
     return deco
@@ -242,7 +337,87 @@ def decomposition(op: Any, *, replace: bool = False) -> Callable:
     """
 
     def deco(fn):
-        register(OpEntry(op, "decomposition", fn), replace=replace)
+        register(OpEntry(op, Path.DECOMPOSITION, fn), replace=replace)
         return fn
 
     return deco
+
+
+# ---- which path served each op ------------------------------------------------------------------
+RECORDERS: list = []  # the open logs; hot paths test ``if RECORDERS:`` before recording
+
+
+@contextmanager
+def record_paths() -> Iterator[list]:
+    """Collect ``(op, path)`` for every dispatched call, path in rule/boxed/decomposition/loop.
+
+    >>> import numpy as np, batchtensor as bt
+    >>> from batchtensor.registry import record_paths
+    >>> with record_paths() as paths:
+    ...     _ = bt.vmap(np.sum)(np.ones((2, 3)))
+    >>> paths[0][1]
+    'boxed'
+    """
+    log: list = []
+    RECORDERS.append(log)
+    try:
+        yield log
+    finally:
+        RECORDERS.remove(log)
+
+
+def record(op, path: Path) -> None:
+    for log in RECORDERS:
+        log.append((op, path))
+
+
+# ---- physical array types -----------------------------------------------------------------------
+_PHYSICAL_TYPES: dict[type, bool] = {np.ndarray: True}
+
+
+def register_physical_type(t: type) -> None:
+    """Accept values of type ``t`` (CuPy arrays, the ONNX recorder's array) as physical arrays."""
+    _PHYSICAL_TYPES[t] = True
+
+
+def is_physical_type(t: type) -> bool:
+    """Whether values of type ``t`` can be the physical value under a BatchedTensor: NumPy's
+    ndarray, CuPy's (recognised by module, so that cupy is never imported here) and the types
+    registered with ``register_physical_type``."""
+    ok = _PHYSICAL_TYPES.get(t)
+    if ok is None:
+        ok = (getattr(t, "__module__", "") or "").split(".")[0] == "cupy"
+        _PHYSICAL_TYPES[t] = ok
+    return ok
+
+
+# ---- entry points filled in by higher layers ----------------------------------------------------
+def _not_loaded(*args: Any, **kwargs: Any) -> Any:
+    raise RuntimeError("batchtensor's dispatcher is not loaded: import batchtensor")
+
+
+class Slots:
+    """Entry points of higher layers that lower ones call.
+
+    ``BatchedTensor``'s protocol methods reach the dispatcher, and the dispatcher reaches the
+    boxed fallbacks, through these attributes. ``dispatch`` and ``boxed`` fill them in when they
+    are imported (``import batchtensor`` imports both), so that no module imports one above it.
+
+    - ``function_call(op, args, kwargs, like=None)``, ``ufunc_call(ufunc, method, inputs,
+      kwargs)``, ``truth_value(x)``, ``setitem(x, key, value)``: the dispatcher;
+    - ``loop_call(op, args, kwargs, level)``: the per-example loop fallback;
+    - ``ufunc_pointwise(ufunc, inputs, kwargs)``, ``gufunc_call(...)``: the boxed handlers of
+      a ufunc's ``__call__`` (elementwise, generalised);
+    - ``ufunc_methods``: ``{"reduce": handler, "accumulate": ..., ...}``.
+    """
+
+    __slots__ = ("function_call", "ufunc_call", "truth_value", "setitem", "loop_call",
+                 "ufunc_pointwise", "gufunc_call", "ufunc_methods")
+
+    def __init__(self) -> None:
+        for name in self.__slots__:
+            setattr(self, name, _not_loaded)
+        self.ufunc_methods = {}
+
+
+slots = Slots()

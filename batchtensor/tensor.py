@@ -1,8 +1,14 @@
 """BatchedTensor: a physical array plus one batch axis at one vmap level.
 
 To the code it flows through it looks like one example (the *logical* view): ``shape``,
-``ndim``, ``len``, iteration, indexing, operators and methods all speak per example. Every
-NumPy call on it is routed to ``dispatch``.
+``ndim``, ``len``, iteration, indexing and methods all speak per example. Every NumPy call on
+it is routed to the dispatcher, which this module reaches through ``registry.slots`` (the
+dispatcher is a layer above: it needs this class). The Python operators are installed on the
+class by ``operators``.
+
+Also here, because the class's own hot paths need them and everything above builds on them:
+``new_batched`` (the unchecked constructor), ``enter`` (the alive check and path record of a
+hot path) and ``scalar_per_example`` (whether an example is a NumPy scalar or a 0-d array).
 """
 
 from __future__ import annotations
@@ -13,11 +19,14 @@ from typing import Any
 
 import numpy as np
 
+from .diagnostics import conversion_message
 from .errors import BatchingError
 from .levels import Level, current_level
-from .paths import _RECORDERS, _record
+from .registry import RECORDERS, Path, is_physical_type, record, slots
 
-__all__ = ["BatchedTensor"]
+__all__ = ["BatchedTensor", "new_batched", "enter", "scalar_per_example", "reshape_view",
+           "transpose_view", "ints_or_sequence", "ndarray_transpose", "ndarray_astype",
+           "ndarray_fill", "MethodOp"]
 
 _ALL = slice(None)
 _INDEX_BOUND = (int, type(None))
@@ -26,10 +35,6 @@ _INDEX_BOUND = (int, type(None))
 def _plain_slice(k: slice) -> bool:
     return (type(k.start) in _INDEX_BOUND and type(k.stop) in _INDEX_BOUND
             and type(k.step) in _INDEX_BOUND)
-
-_SCALAR_TYPES = frozenset({int, float, complex, bool, np.float64, np.float32, np.float16,
-                           np.int64, np.int32, np.int16, np.int8, np.uint8, np.uint16,
-                           np.uint32, np.uint64, np.bool_, np.complex128, np.complex64})
 
 
 class BatchedTensor:
@@ -47,7 +52,7 @@ class BatchedTensor:
     """
 
     # ``_array0d`` is set (True) only on 0-d values that are 0-d *arrays* per example; unset, a
-    # 0-d value is a NumPy scalar per example (see ``_rebinds``).
+    # 0-d value is a NumPy scalar per example (see ``scalar_per_example``).
     __slots__ = ("_value", "_bdim", "_level", "_array0d")
     __hash__ = None  # like ndarray: __eq__ is elementwise
 
@@ -193,22 +198,22 @@ class BatchedTensor:
                 level = self._level
                 if not level.alive:
                     level.check_alive()
-                if _RECORDERS:
-                    _record(operator.getitem, "rule")
+                if RECORDERS:
+                    record(operator.getitem, Path.RULE)
                 res = v[:, key]
                 if nd == 2:  # one example's x[i] is a NumPy scalar: a copy, never a view
                     res = res.copy() if type(res) is np.ndarray else np.copy(res)
-                return _new(res, 0, level)
+                return new_batched(res, 0, level)
         if key is None and self._bdim == 0:
             level = self._level
             if not level.alive:
                 level.check_alive()
-            if _RECORDERS:
-                _record(operator.getitem, "rule")
+            if RECORDERS:
+                record(operator.getitem, Path.RULE)
             v = self._value
-            if v.ndim == 1 and _rebinds(self):  # scalar[None] is a new array, not a view
-                return _new(v[_ALL, None].copy(), 0, level)
-            return _new(v[_ALL, None], 0, level)
+            if v.ndim == 1 and scalar_per_example(self):  # scalar[None] is a new array, not a view
+                return new_batched(v[_ALL, None].copy(), 0, level)
+            return new_batched(v[_ALL, None], 0, level)
         if self._bdim == 0 and (t is int or (t is slice and _plain_slice(key)) or (
                 t is tuple and len(key) <= 3 and all(
                     type(k) is int or (type(k) is slice and _plain_slice(k)) for k in key))):
@@ -219,28 +224,24 @@ class BatchedTensor:
             if t is not tuple:
                 key = (key,)
             if len(key) < v.ndim:
-                if _RECORDERS:
-                    _record(operator.getitem, "rule")
+                if RECORDERS:
+                    record(operator.getitem, Path.RULE)
                 res = v[(_ALL,) + key]
                 if len(key) == v.ndim - 1 and all(type(k) is int for k in key):
                     res = res.copy() if type(res) is np.ndarray else np.copy(res)
-                return _new(res, 0, level)
+                return new_batched(res, 0, level)
         if t is tuple and self._bdim == 0 and len(key) <= 4:
             res = _getitem_with_ellipsis_or_none(self, key)
             if res is not None:
                 return res
-        return _dispatch.function_call(operator.getitem, (self, key), {})
+        return slots.function_call(operator.getitem, (self, key), {})
 
     def __setitem__(self, key, value) -> None:
-        if _rebinds(self):
-            _dispatch._refuse_scalar_targets(self, "x[...] = value")
-        _dispatch.function_call(operator.setitem, (self, key, value), {})
+        slots.setitem(self, key, value)
 
     # ---- conversions that would drop the batch axis ----------------------------------------
     def _no_conversion(self, what: str):
-        from .diagnostics import conversion_message  # noqa: PLC0415  (error path only)
-
-        err = TypeError(conversion_message(what))
+        err = TypeError(conversion_message(what, BatchedTensor))
         err.batchtensor_conversion = True  # vmap unwraps NumPy's "setting an array element" wrap
         raise err
 
@@ -269,57 +270,57 @@ class BatchedTensor:
         raise TypeError("a BatchedTensor cannot be pickled; unwrap it first (level.unwrap)")
 
     def __bool__(self) -> bool:
-        return _dispatch.truth_value(self)
+        return slots.truth_value(self)
 
     # ---- protocols --------------------------------------------------------------------------
     def __array_ufunc__(self, ufunc, method, *inputs, **kwargs):
-        return _dispatch.ufunc_call(ufunc, method, inputs, kwargs)
+        return slots.ufunc_call(ufunc, method, inputs, kwargs)
 
     def __array_function__(self, func, types, args, kwargs):
         for t in types:
-            if t is not BatchedTensor and not _dispatch.is_physical_type(t):
+            if t is not BatchedTensor and not is_physical_type(t):
                 return NotImplemented
-        return _dispatch.function_call(func, args, kwargs, self)
+        return slots.function_call(func, args, kwargs, self)
 
     # ---- ndarray methods (routed through the same dispatcher as the NumPy functions) ---------
     def sum(self, *args, **kwargs):
-        return _dispatch.function_call(np.sum, (self,) + args, kwargs)
+        return slots.function_call(np.sum, (self,) + args, kwargs)
 
     def mean(self, *args, **kwargs):
-        return _dispatch.function_call(np.mean, (self,) + args, kwargs)
+        return slots.function_call(np.mean, (self,) + args, kwargs)
 
     def std(self, *args, **kwargs):
-        return _dispatch.function_call(np.std, (self,) + args, kwargs)
+        return slots.function_call(np.std, (self,) + args, kwargs)
 
     def var(self, *args, **kwargs):
-        return _dispatch.function_call(np.var, (self,) + args, kwargs)
+        return slots.function_call(np.var, (self,) + args, kwargs)
 
     def min(self, *args, **kwargs):
-        return _dispatch.function_call(np.min, (self,) + args, kwargs)
+        return slots.function_call(np.min, (self,) + args, kwargs)
 
     def max(self, *args, **kwargs):
-        return _dispatch.function_call(np.max, (self,) + args, kwargs)
+        return slots.function_call(np.max, (self,) + args, kwargs)
 
     def prod(self, *args, **kwargs):
-        return _dispatch.function_call(np.prod, (self,) + args, kwargs)
+        return slots.function_call(np.prod, (self,) + args, kwargs)
 
     def argmin(self, *args, **kwargs):
-        return _dispatch.function_call(np.argmin, (self,) + args, kwargs)
+        return slots.function_call(np.argmin, (self,) + args, kwargs)
 
     def argmax(self, *args, **kwargs):
-        return _dispatch.function_call(np.argmax, (self,) + args, kwargs)
+        return slots.function_call(np.argmax, (self,) + args, kwargs)
 
     def cumsum(self, *args, **kwargs):
-        return _dispatch.function_call(np.cumsum, (self,) + args, kwargs)
+        return slots.function_call(np.cumsum, (self,) + args, kwargs)
 
     def cumprod(self, *args, **kwargs):
-        return _dispatch.function_call(np.cumprod, (self,) + args, kwargs)
+        return slots.function_call(np.cumprod, (self,) + args, kwargs)
 
     def any(self, *args, **kwargs):
-        return _dispatch.function_call(np.any, (self,) + args, kwargs)
+        return slots.function_call(np.any, (self,) + args, kwargs)
 
     def all(self, *args, **kwargs):
-        return _dispatch.function_call(np.all, (self,) + args, kwargs)
+        return slots.function_call(np.all, (self,) + args, kwargs)
 
     def reshape(self, *shape, order="C", copy=None):
         if not shape:
@@ -347,12 +348,12 @@ class BatchedTensor:
         return np.ravel(self, order).copy()
 
     def astype(self, dtype, order="K", casting="unsafe", subok=True, copy=True):
-        return _dispatch.function_call(
+        return slots.function_call(
             ndarray_astype, (self, dtype), dict(order=order, casting=casting, copy=copy))
 
     def copy(self, order="C"):
         res = np.copy(self, order)
-        if _rebinds(self) and getattr(res, "_array0d", False):
+        if scalar_per_example(self) and getattr(res, "_array0d", False):
             del res._array0d  # scalar.copy() is a scalar; np.copy(scalar) a 0-d array
         return res
 
@@ -410,16 +411,16 @@ class BatchedTensor:
         return np.searchsorted(self, v, side, sorter)
 
     def fill(self, value) -> None:
-        _dispatch.function_call(ndarray_fill, (self, value), {})
+        slots.function_call(ndarray_fill, (self, value), {})
 
     def __round__(self, ndigits=None):
         args = (self,) if ndigits is None else (self, ndigits)
-        return _dispatch.function_call(round, args, {})
+        return slots.function_call(round, args, {})
 
     # Python operators are defined below by _install_operators.
 
 
-class _MethodOp:
+class MethodOp:
     """A callable that calls an ndarray method by name, so that one key serves every backend."""
 
     def __init__(self, method: str):
@@ -451,14 +452,14 @@ def _example_shape(shape, example: tuple) -> tuple | None:
     return shape if min(shape, default=0) >= 0 and math.prod(shape) == size else None
 
 
-def _enter(x: BatchedTensor, op, path: str = "rule"):
+def enter(x: BatchedTensor, op, path: Path = Path.RULE):
     """The level of ``x`` for a hot path serving ``op``: checked alive (the escaped-tensor
     error otherwise), and the path recorded for ``record_paths``."""
     level = x._level
     if not level.alive:
         level.check_alive()
-    if _RECORDERS:
-        _record(op, path)
+    if RECORDERS:
+        record(op, path)
     return level
 
 
@@ -478,7 +479,7 @@ def reshape_view(x: BatchedTensor, shape) -> BatchedTensor | None:
     target = _example_shape(shape, v.shape[1:])
     if not target:
         return None
-    return _new(v.reshape((v.shape[0],) + target), 0, _enter(x, np.reshape))
+    return new_batched(v.reshape((v.shape[0],) + target), 0, enter(x, np.reshape))
 
 
 def transpose_view(x: BatchedTensor) -> BatchedTensor | None:
@@ -487,7 +488,7 @@ def transpose_view(x: BatchedTensor) -> BatchedTensor | None:
     if not _batch_first_array(x):
         return None
     v = x._value
-    return _new(v.transpose((0,) + tuple(range(v.ndim - 1, 0, -1))), 0, _enter(x, np.transpose))
+    return new_batched(v.transpose((0,) + tuple(range(v.ndim - 1, 0, -1))), 0, enter(x, np.transpose))
 
 
 def ints_or_sequence(args: tuple):
@@ -504,8 +505,8 @@ def ndarray_transpose(x, axes: tuple):
     return np.transpose(x, ints_or_sequence(axes))
 
 
-ndarray_astype = _MethodOp("astype")
-ndarray_fill = _MethodOp("fill")
+ndarray_astype = MethodOp("astype")
+ndarray_fill = MethodOp("fill")
 
 
 def _getitem_with_ellipsis_or_none(x: BatchedTensor, key: tuple) -> BatchedTensor | None:
@@ -528,13 +529,13 @@ def _getitem_with_ellipsis_or_none(x: BatchedTensor, key: tuple) -> BatchedTenso
             return None
     if used > v.ndim - 1 or ellipses > 1 or (not ellipses and None not in key):
         return None  # out of range (NumPy's error), or no Ellipsis / None: the paths above
-    res = _new(v[(_ALL,) + key], 0, _enter(x, operator.getitem))
+    res = new_batched(v[(_ALL,) + key], 0, enter(x, operator.getitem))
     if res._value.ndim == 1:
         res._array0d = True  # x[0, ...] of a 1-d example: a 0-d array, written in place
     return res
 
 
-def _rebinds(t: BatchedTensor) -> bool:
+def scalar_per_example(t: BatchedTensor) -> bool:
     """True if ``t`` is a NumPy *scalar* per example, so ``t += 1`` must rebind, not write.
 
     Per example, ufuncs, reductions and integer indexing return immutable NumPy scalars, and
@@ -545,263 +546,11 @@ def _rebinds(t: BatchedTensor) -> bool:
     return t._value.ndim == 1 and not getattr(t, "_array0d", False)
 
 
-def _new(value, bdim, level) -> BatchedTensor:
+def new_batched(value: Any, bdim: int, level: Level) -> BatchedTensor:
+    """A BatchedTensor without the constructor's checks, for values the library built itself
+    (``bdim`` already normalised, ``level`` alive and of the right size)."""
     t = object.__new__(BatchedTensor)
     t._value = value
     t._bdim = bdim
     t._level = level
     return t
-
-
-# ---- Python operators with a direct fast path ---------------------------------------------------
-# The common case (both operands batched at the same level and laid out alike, or a scalar
-# operand) calls the ufunc on the physical values directly: ~0.3 µs instead of the ~1.5 µs that
-# NumPy's __array_ufunc__ protocol costs before our code even runs (DESIGN §6).
-
-def _binary_fast(ufunc):
-    # Locals bound as defaults: each global look-up saved is ~20 ns on a ~400 ns path.
-    def forward(self, other, _bt=BatchedTensor, _make=object.__new__, _rec=_RECORDERS,
-                _scalars=_SCALAR_TYPES):
-        level = self._level
-        if not level.alive:
-            level.check_alive()
-        t = type(other)
-        if t is _bt:
-            v, b, ov = self._value, self._bdim, other._value
-            if other._level is level and other._bdim == b and ov.ndim == v.ndim:
-                if _rec:
-                    _record(ufunc, "boxed")
-                r = _make(_bt)
-                r._value = ufunc(v, ov)
-                r._bdim = b
-                r._level = level
-                return r
-        elif t in _scalars:
-            if _rec:
-                _record(ufunc, "boxed")
-            r = _make(_bt)
-            r._value = ufunc(self._value, other)
-            r._bdim = self._bdim
-            r._level = level
-            return r
-        elif t is np.ndarray and self._bdim == 0 and other.ndim < self._value.ndim:
-            if _RECORDERS:
-                _record(ufunc, "boxed")
-            return _new(ufunc(self._value, other), 0, level)
-        elif getattr(t, "__array_ufunc__", False) is None:
-            return NotImplemented
-        res = _dispatch._binary_front(ufunc, self, other, BatchedTensor, t)
-        if res is not None:
-            return res
-        return _dispatch.ufunc_call(ufunc, "__call__", (self, other), {})
-
-    def reflected(self, other, _bt=BatchedTensor, _make=object.__new__, _rec=_RECORDERS,
-                  _scalars=_SCALAR_TYPES):
-        level = self._level
-        if not level.alive:
-            level.check_alive()
-        t = type(other)
-        if t in _scalars:
-            if _rec:
-                _record(ufunc, "boxed")
-            r = _make(_bt)
-            r._value = ufunc(other, self._value)
-            r._bdim = self._bdim
-            r._level = level
-            return r
-        if t is np.ndarray and self._bdim == 0 and other.ndim < self._value.ndim:
-            if _RECORDERS:
-                _record(ufunc, "boxed")
-            return _new(ufunc(other, self._value), 0, level)
-        if getattr(t, "__array_ufunc__", False) is None:
-            return NotImplemented
-        return _dispatch.ufunc_call(ufunc, "__call__", (other, self), {})
-
-    def inplace(self, other):
-        level = self._level
-        if not level.alive:
-            level.check_alive()
-        t = type(other)
-        v = self._value
-        if v.ndim == 1 and _rebinds(self):
-            return NotImplemented  # Python falls back to ``self op other`` and rebinds
-        if (t is BatchedTensor and other._level is level and other._bdim == self._bdim
-                and other._value.ndim == v.ndim) or t in _SCALAR_TYPES:
-            if _RECORDERS:
-                _record(ufunc, "boxed")
-            ufunc(v, other._value if t is BatchedTensor else other, out=v)
-            return self
-        _dispatch.ufunc_call(ufunc, "__call__", (self, other), {"out": (self,)})
-        return self
-
-    return forward, reflected, inplace
-
-
-def _binary_slow(ufunc):
-    def forward(self, other):
-        if getattr(type(other), "__array_ufunc__", False) is None:
-            return NotImplemented
-        return _dispatch.ufunc_call(ufunc, "__call__", (self, other), {})
-
-    def reflected(self, other):
-        if getattr(type(other), "__array_ufunc__", False) is None:
-            return NotImplemented
-        return _dispatch.ufunc_call(ufunc, "__call__", (other, self), {})
-
-    def inplace(self, other):
-        if _rebinds(self):
-            return NotImplemented
-        _dispatch.ufunc_call(ufunc, "__call__", (self, other), {"out": (self,)})
-        return self
-
-    return forward, reflected, inplace
-
-
-def _unary(ufunc):
-    def op(self):
-        level = self._level
-        if not level.alive:
-            level.check_alive()
-        if _RECORDERS:
-            _record(ufunc, "boxed")
-        return _new(ufunc(self._value), self._bdim, level)
-
-    return op
-
-
-def _array_power(forward, inplace):
-    """``x ** 2`` on an array is not ``np.power(x, 2)``: ndarray's operator computes ``x ** 2``,
-    ``x ** -1`` and ``x ** 0.5`` (Python int / float exponents) as np.square / reciprocal /
-    sqrt, which differ in the last bits for complex values and give int8 for ``bool ** 2``.
-    Where an example is an array, the physical value's own operator does what it would; a
-    NumPy scalar example (``_rebinds``) takes np.power, as the scalar's operator does."""
-    def operator_applies(self, other) -> bool:  # a Python exponent, an array per example
-        t = type(other)
-        if (t is int or t is float) and not _rebinds(self):
-            level = self._level
-            if not level.alive:
-                level.check_alive()
-            if _RECORDERS:
-                _record(np.power, "boxed")
-            return True
-        return False
-
-    def power(self, other):
-        if operator_applies(self, other):
-            return _new(self._value ** other, self._bdim, self._level)
-        if type(other) in _SCALAR_TYPES and other == 0.5 and self._value.dtype.kind == "f" \
-                and _rebinds(self):
-            return _scalar_sqrt_power(self, forward(self, other))
-        return forward(self, other)
-
-    def inplace_power(self, other):
-        if operator_applies(self, other):
-            v = self._value
-            v **= other
-            if v is not self._value:
-                raise BatchingError("x **= y: the physical value did not update in place")
-            return self
-        return inplace(self, other)
-
-    return power, inplace_power
-
-
-def _scalar_sqrt_power(x: BatchedTensor, res: BatchedTensor) -> BatchedTensor:
-    """A NumPy float scalar's ``z ** 0.5`` is C's pow: ``(-inf) ** 0.5`` is inf and
-    ``(-0.0) ** 0.5`` is +0.0, where np.power (which takes sqrt for 0.5) gives nan and -0.0."""
-    fixed = np.where(x._value == -np.inf, np.inf, res._value) + 0.0  # + 0.0: -0.0 -> +0.0
-    return _new(fixed.astype(res._value.dtype, copy=False), res._bdim, res._level)
-
-
-def matmul_fast(a, b) -> BatchedTensor | None:
-    """``a @ b`` where the batched operands have their batch axis first (and one level), and a
-    plain operand is a matrix or, beside a batched matrix, a vector: the one ``np.matmul`` the
-    matmul rule makes of it (a batch of vectors beside a plain matrix is one GEMM), without the
-    dispatcher. None for every other case (the rule takes it)."""
-    ta, tb = type(a), type(b)
-    if ta is BatchedTensor:
-        av, level = a._value, a._level
-        if a._bdim or type(av) is not np.ndarray:
-            return None
-        na = av.ndim
-        if tb is BatchedTensor:
-            bv = b._value
-            if b._level is not level or b._bdim or type(bv) is not np.ndarray:
-                return None
-            nb = bv.ndim
-            if na == nb and na >= 3:
-                res = np.matmul(av, bv)
-            elif na == 3 and nb == 2:  # matrix @ vector per example
-                res = np.matmul(av, bv[:, :, None])[:, :, 0]
-            elif na == 2 and nb == 3:  # vector @ matrix per example
-                res = np.matmul(av[:, None, :], bv)[:, 0, :]
-            elif na == 2 and nb == 2:  # vector @ vector per example
-                res = np.matmul(av[:, None, :], bv[:, :, None])[:, 0, 0]
-            else:
-                return None
-        elif tb is np.ndarray and na >= 2 and (b.ndim == 2 or (b.ndim == 1 and na >= 3)):
-            # (a 0-d example, na == 1, must reach the rule: NumPy refuses it, and (B,) @ w
-            # would contract the batch axis instead)
-            res = np.matmul(av, b)  # x_i @ w for every i: (B, k) @ w is one GEMM
-        else:
-            return None
-    elif tb is BatchedTensor and ta is np.ndarray:
-        bv, level = b._value, b._level
-        if b._bdim or type(bv) is not np.ndarray:
-            return None
-        if bv.ndim == 2 and a.ndim == 2:
-            res = np.matmul(bv, a.T)  # w @ x_i for every i: (B, k) @ w.T
-        elif bv.ndim >= 3 and 1 <= a.ndim <= 2:
-            res = np.matmul(a, bv)
-        else:
-            return None
-    else:
-        return None
-    return _new(res, 0, _enter(a if ta is BatchedTensor else b, np.matmul))
-
-
-def _fast_matmul_operators(forward, reflected):
-    def matmul(self, other):
-        res = matmul_fast(self, other)
-        return forward(self, other) if res is None else res
-
-    def rmatmul(self, other):
-        res = matmul_fast(other, self)
-        return reflected(self, other) if res is None else res
-
-    return matmul, rmatmul
-
-
-_BINARY = {
-    "add": np.add, "sub": np.subtract, "mul": np.multiply, "truediv": np.true_divide,
-    "floordiv": np.floor_divide, "mod": np.remainder, "pow": np.power,
-    "and": np.bitwise_and, "or": np.bitwise_or, "xor": np.bitwise_xor,
-    "lshift": np.left_shift, "rshift": np.right_shift,
-}
-_COMPARISON = {"lt": np.less, "le": np.less_equal, "eq": np.equal, "ne": np.not_equal,
-               "gt": np.greater, "ge": np.greater_equal}
-_UNARY = {"neg": np.negative, "pos": np.positive, "abs": np.absolute, "invert": np.invert}
-
-
-def _install_operators() -> None:
-    for name, uf in _BINARY.items():
-        fwd, ref, inp = _binary_fast(uf)
-        setattr(BatchedTensor, f"__{name}__", fwd)
-        setattr(BatchedTensor, f"__r{name}__", ref)
-        setattr(BatchedTensor, f"__i{name}__", inp)
-    for name, uf in _COMPARISON.items():
-        setattr(BatchedTensor, f"__{name}__", _binary_fast(uf)[0])
-    for name, uf in _UNARY.items():
-        setattr(BatchedTensor, f"__{name}__", _unary(uf))
-    BatchedTensor.__pow__, BatchedTensor.__ipow__ = _array_power(*_binary_fast(np.power)[::2])
-    # divmod is not elementwise on aligned operands (two results): always the full dispatcher.
-    fwd, ref, inp = _binary_slow(np.matmul)
-    BatchedTensor.__matmul__, BatchedTensor.__rmatmul__ = _fast_matmul_operators(fwd, ref)
-    BatchedTensor.__imatmul__ = inp
-    fwd, ref, _ = _binary_slow(np.divmod)
-    BatchedTensor.__divmod__, BatchedTensor.__rdivmod__ = fwd, ref
-
-
-_install_operators()
-
-from . import dispatch as _dispatch  # noqa: E402  (dispatch needs BatchedTensor defined)

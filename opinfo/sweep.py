@@ -30,7 +30,7 @@ from typing import Any
 import numpy as np
 
 import batchtensor as bt
-from batchtensor.dispatch import record_paths
+from batchtensor.registry import record_paths
 from batchtensor.pytree import flatten, unflatten
 
 from .core import OpInfo, SampleInput

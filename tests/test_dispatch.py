@@ -11,7 +11,7 @@ import pytest
 
 import batchtensor as bt
 from batchtensor.boxed.loop import loop_call, reset_warnings
-from batchtensor.dispatch import record_paths
+from batchtensor.registry import record_paths
 from batchtensor.errors import LoopFallback
 from batchtensor.registry import REGISTRY, Binder, lookup, op_name
 

@@ -7,7 +7,7 @@ import numpy as np
 import pytest
 
 import batchtensor as bt
-from batchtensor.dispatch import record_paths
+from batchtensor.registry import record_paths
 
 
 def _loop(f, *xs):

@@ -8,10 +8,10 @@ from typing import Any
 import numpy as np
 
 from ..config import config
-from ..errors import BatchingError, PerformanceWarning
+from ..errors import BatchingError, PerformanceWarning, unbatched_out_error
 from ..pytree import flatten, unflatten
-from ..registry import op_name
-from ..tensor import BatchedTensor, _new
+from ..registry import op_name, slots
+from ..tensor import BatchedTensor, new_batched
 
 __all__ = ["loop_call", "reset_warnings"]
 
@@ -89,10 +89,7 @@ def _check_out(kwargs: dict, level, name: str) -> None:
     """Every example would write into one shared ``out=`` array (the last one wins): refuse."""
     out = kwargs.get("out")
     for o in out if isinstance(out, tuple) else (out,):
-        if o is not None and o is not Ellipsis and not (type(o) is BatchedTensor
-                                                        and o._level is level):
-            from .pointwise import unbatched_out_error  # noqa: PLC0415  (imports this module)
-
+        if o is not None and not (type(o) is BatchedTensor and o._level is level):
             raise unbatched_out_error(name)
 
 
@@ -109,14 +106,6 @@ def loop_call(op, args: tuple, kwargs: dict, level) -> Any:
             f"{name} has no batch rule and the per-example loop fallback cannot run with batch "
             f"size 0: it learns the output shape from the examples, and there are none."
         )
-    out = kwargs.get("out")
-    if out is not None:
-        for o in (out if isinstance(out, tuple) else (out,)):
-            if o is not None and not (type(o) is BatchedTensor and o._level is level):
-                # Every example would write into the same array: the last one would win.
-                from .pointwise import unbatched_out_error  # noqa: PLC0415
-
-                raise unbatched_out_error(name)
     results = []
     sources: dict = {}
     frozen = _freeze_unbatched((args, kwargs), level)
@@ -227,9 +216,9 @@ def _stack_column(col: list, level, name: str) -> Any:
                     f"boolean mask): give every example the same output size (e.g. pad, or use a "
                     f"fixed-size alternative), or run this part outside vmap."
                 )
-        res = _new(np.stack(col), 0, level)
+        res = new_batched(np.stack(col), 0, level)
         if type(first) is np.ndarray and first.ndim == 0:
-            res._array0d = True  # a 0-d array per example, not a scalar: see tensor._rebinds
+            res._array0d = True  # a 0-d array per example, not a scalar: see tensor.scalar_per_example
         return res
     for i, x in enumerate(col):
         same = x is first
@@ -244,3 +233,6 @@ def _stack_column(col: list, level, name: str) -> Any:
                 f"that are not arrays must agree across the batch"
             )
     return first
+
+
+slots.loop_call = loop_call

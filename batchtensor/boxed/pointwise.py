@@ -14,24 +14,14 @@ from typing import Any, Sequence
 
 import numpy as np
 
-from ..dispatch import _RECORDERS, _record, scan_level, unwrap, wrap
-from ..tensor import _SCALAR_TYPES, BatchedTensor, _new
-from ..errors import BatchingError
-from ..registry import ARRAY, OpEntry, binder_from_signature, op_name, register
+from ..errors import unbatched_out_error
+from ..plumbing import aligned_fast, scan_level, unwrap, wrap
+from ..registry import (ARRAY, RECORDERS, BoxedKind, OpEntry, Path, binder_from_signature,
+                        op_name, record, register, slots)
 from ..rules._helpers import (align_front, align_pointwise, ensure_bdim, given, logical_rank,
                               pad_to_rank, require)
 
-__all__ = ["pointwise", "ufunc_pointwise", "unbatched_out_error"]
-
-
-def unbatched_out_error(name: str, target: str = "out=") -> BatchingError:
-    """``target``: how the written argument reads in the message (``out=``, ``a``...)."""
-    instead = " or use the returned value instead of out=" if target == "out=" else ""
-    return BatchingError(
-        f"{name}: cannot write a batched result into {target}, which is not batched at this "
-        f"vmap level (it is shared by every example). Create it inside the function from a "
-        f"batched value (np.empty_like(x), np.zeros_like(x, shape=...)){instead}."
-    )
+__all__ = ["pointwise", "ufunc_pointwise", "call_bound"]
 
 
 def _is_array_arg(x: Any) -> bool:
@@ -49,8 +39,8 @@ def ufunc_pointwise(ufunc, inputs: Sequence, kwargs: dict) -> Any:
         level = scan_level(where, level)
     if level is None:
         return ufunc(*inputs, **kwargs)
-    if _RECORDERS:
-        _record(ufunc, "boxed")
+    if RECORDERS:
+        record(ufunc, Path.BOXED)
     name = op_name(ufunc)
     pairs = [unwrap(x, level) for x in inputs]
     vals = [v for v, _ in pairs]
@@ -181,41 +171,6 @@ def call_bound(op, binder, values: list, extra: tuple = (), extra_kw: dict | Non
     return op(*args, **kw)
 
 
-def aligned_fast(op: Any, max_args: int, min_args: int = 1):
-    """A hot path before any binding (``OpEntry.fast``) for an elementwise function called
-    with ``min_args`` to ``max_args`` positional arguments, each a value batched at this level
-    with the batch axis first and one physical rank, or a scalar: ``op`` on the physical
-    values, which already line up. Anything else (keywords, plain arrays, other ranks or
-    levels) returns NotImplemented for the general path. (``dispatch.function_call`` marks
-    0-d array results of the ops in ``_ARRAY_0D``, such as ``np.where``.)"""
-    def fast(level, args, kwargs):
-        if kwargs or not min_args <= len(args) <= max_args:
-            return NotImplemented
-        vals = []
-        nd = 0
-        for a in args:
-            t = type(a)
-            if t is BatchedTensor:
-                v = a._value
-                if a._level is not level or a._bdim or type(v) is not np.ndarray \
-                        or (nd and v.ndim != nd):
-                    return NotImplemented
-                nd = v.ndim
-                vals.append(v)
-            elif t in _SCALAR_TYPES:
-                vals.append(a)
-            else:
-                return NotImplemented
-        if not nd:
-            return NotImplemented
-        res = op(*vals)
-        if isinstance(res, tuple):
-            return tuple(_new(r, 0, level) for r in res)
-        return _new(res, 0, level)
-
-    return fast
-
-
 def pointwise(op: Any, arrays: Sequence[str], *, where: bool = False,
               replace: bool = False) -> Any:
     """Register ``op`` as elementwise over the parameters named in ``arrays``.
@@ -249,6 +204,9 @@ def pointwise(op: Any, arrays: Sequence[str], *, where: bool = False,
     # Positional arguments up to the first that is not an array (``out``, ``copy``...): those
     # the hot path may pass through untouched.
     leading = next((i for i, n in enumerate(names) if n not in arrays), len(names))
-    register(OpEntry(op, "boxed", handler, binder, boxed_kind="pointwise",
+    register(OpEntry(op, Path.BOXED, handler, binder, boxed_kind=BoxedKind.POINTWISE,
                      fast=aligned_fast(op, leading)), replace=replace)
     return op
+
+
+slots.ufunc_pointwise = ufunc_pointwise

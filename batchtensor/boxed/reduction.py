@@ -17,13 +17,13 @@ from typing import Any
 
 import numpy as np
 
-from ..dispatch import unwrap, wrap
-from ..paths import _RECORDERS, _record
-from ..tensor import BatchedTensor, _new
-from ..registry import ARRAY, OpEntry, binder_from_signature, register
+from ..errors import unbatched_out_error
+from ..plumbing import unwrap, wrap
+from ..registry import (ARRAY, RECORDERS, BoxedKind, OpEntry, Path, binder_from_signature,
+                        record, register)
 from ..rules._helpers import (NoValue, align_front, dry_run, ensure_bdim, move_bdim_to_front,
                               physical_axis, require, truthy, wrap_axes, wrap_axis)
-from .pointwise import unbatched_out_error
+from ..tensor import BatchedTensor, new_batched
 
 __all__ = ["reduction", "reduce_physical", "REDUCE", "INDEX", "SCAN"]
 
@@ -233,7 +233,7 @@ def _fast_reduction(op, kind: str):
         else:
             out_bdim = bd if keepdims else bd - sum(1 for p in paxes if p < bd)
         res = op(v, axis=paxes[0] if len(paxes) == 1 else paxes, **kw)
-        return _new(res, out_bdim, level)
+        return new_batched(res, out_bdim, level)
 
     return fast
 
@@ -279,9 +279,9 @@ def _fast_ufunc_reduce(op):
             res = fast(v._level, (v,), kw)
             if res is NotImplemented:
                 res = op(v, **kw)
-            elif _RECORDERS:
-                _record(op, "boxed")
-        return _new(res, out_bdim, level)
+            elif RECORDERS:
+                record(op, Path.BOXED)
+        return new_batched(res, out_bdim, level)
 
     return fast
 
@@ -305,6 +305,6 @@ def reduction(op: Any, kind: str = REDUCE, *, array: str = "a", replace: bool = 
             kinds[name] = ARRAY
     binder = binder_from_signature(op, sig, kinds)
     fast = _fast_ufunc_reduce(op) if op in _UFUNC_REDUCTIONS else _fast_reduction(op, kind)
-    register(OpEntry(op, "boxed", partial(_reduction_handler, (kind, array, none_flattens)),
-                     binder, boxed_kind="reduction", fast=fast), replace=replace)
+    register(OpEntry(op, Path.BOXED, partial(_reduction_handler, (kind, array, none_flattens)),
+                     binder, boxed_kind=BoxedKind.REDUCTION, fast=fast), replace=replace)
     return op

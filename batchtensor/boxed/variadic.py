@@ -13,10 +13,12 @@ import re
 from functools import lru_cache, partial
 from typing import Any, Mapping, Sequence
 
-from ..dispatch import _RECORDERS, _record, scan_level, unwrap, wrap
-from ..registry import ARRAY, OpEntry, binder_from_signature, op_name, register
+from ..errors import unbatched_out_error
+from ..plumbing import scan_level, unwrap, wrap
+from ..registry import (ARRAY, RECORDERS, BoxedKind, OpEntry, Path, binder_from_signature,
+                        op_name, record, register, slots)
 from ..rules._helpers import logical_rank, move_bdim_to_front, pad_to_rank, require
-from .pointwise import call_bound, unbatched_out_error
+from .pointwise import call_bound
 
 __all__ = ["variadic_bdims", "gufunc_call", "align_core", "parse_signature"]
 
@@ -48,8 +50,8 @@ def gufunc_call(ufunc, inputs: Sequence, kwargs: dict) -> Any:
     level = scan_level(out, scan_level(inputs))
     if level is None:
         return ufunc(*inputs, **kwargs)
-    if _RECORDERS:
-        _record(ufunc, "boxed")
+    if RECORDERS:
+        record(ufunc, Path.BOXED)
     name = op_name(ufunc)
     require(not ({"axes", "axis", "keepdims"} & set(kwargs)),
             f"{name}: axes=/axis=/keepdims= of a generalised ufunc")
@@ -105,6 +107,9 @@ def variadic_bdims(op: Any, core_ranks: Mapping[str, int], *, replace: bool = Fa
     """
     sig = inspect.signature(op)
     binder = binder_from_signature(op, sig, {name: ARRAY for name in core_ranks})
-    register(OpEntry(op, "boxed", partial(_variadic_handler, dict(core_ranks)), binder,
-                     boxed_kind="variadic_bdims"), replace=replace)
+    register(OpEntry(op, Path.BOXED, partial(_variadic_handler, dict(core_ranks)), binder,
+                     boxed_kind=BoxedKind.VARIADIC_BDIMS), replace=replace)
     return op
+
+
+slots.gufunc_call = gufunc_call

@@ -13,12 +13,11 @@ from typing import Any, Callable, Sequence
 
 import numpy as np
 
-from ..api import _VmapFunction, unwrap_outputs
+from ..api import VmapFunction, unwrap_outputs, vmap_level
 from ..config import config
 from ..errors import BatchingError
-from ..levels import vmap_level
 from ..pytree import broadcast_prefix, flatten, leaf_paths, unflatten
-from ..tensor import BatchedTensor, _new
+from ..tensor import BatchedTensor, new_batched
 from .errors import BatchSizeLeakError, ExportError, ExportValidationError
 from .graph import Graph, Symbol, ir_version_for
 from .kernels import onnx_type
@@ -43,7 +42,7 @@ class _Level:
 def _peel(func: Callable, in_axes: Any, out_axes: Any) -> tuple[Callable, list]:
     """The innermost function and one ``_Level`` per vmap level (export's own first)."""
     levels = [_Level(in_axes, out_axes)]
-    while isinstance(func, _VmapFunction):
+    while isinstance(func, VmapFunction):
         if func.chunk_size is not None:
             raise ExportError("bt.onnx.export: a nested bt.vmap with chunk_size= cannot be "
                               "exported (chunking loops over a concrete batch size); drop it")
@@ -200,7 +199,7 @@ def _trace(base: Callable, plan: _Plan, g: Graph, kwargs: dict) -> list:
                 if ax is None:
                     wrapped.append(leaf)
                 else:
-                    wrapped.append(_new(leaf, ax % leaf.ndim, level))
+                    wrapped.append(new_batched(leaf, ax % leaf.ndim, level))
             out = run(k + 1, wrapped)
             out_leaves, td = flatten(out)
             out = unflatten(td, [_const_leaf(x) for x in out_leaves])

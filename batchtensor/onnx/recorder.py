@@ -30,8 +30,7 @@ from typing import Any, Callable
 import numpy as np
 from numpy.lib.mixins import NDArrayOperatorsMixin
 
-from ..dispatch import register_physical_type
-from ..registry import op_name
+from ..registry import op_name, register_physical_type
 from ..tensor import (BatchedTensor, ints_or_sequence, ndarray_astype, ndarray_fill,
                       ndarray_transpose)
 from .errors import BatchSizeLeakError, ExportError, UnsupportedOpError

@@ -1,19 +1,6 @@
-"""C-style batch rules, one module per op family. Importing this package registers them."""
+"""C-style batch rules, one module per op family; ``_helpers`` is the rule authors' toolbox.
 
-from . import (  # noqa: F401
-    creation,
-    elementwise,
-    fft,
-    indexing,
-    joining,
-    linalg,
-    metadata,
-    polynomial,
-    products,
-    reductions,
-    setops,
-    shape,
-    sorting,
-    statistics,
-    views,
-)
+Each family module registers its rules when it is imported (``batchtensor/__init__`` imports
+them all). This package module itself imports nothing, so that the boxed fallbacks, a layer
+below the rules, can use ``rules._helpers`` without loading the rules.
+"""

@@ -21,12 +21,12 @@ import operator
 
 import numpy as np
 
-from ..dispatch import scan_level, unwrap, wrap
+from ..plumbing import innermost, scan_level, unwrap, wrap
 from ..registry import batch_rule, decomposition
 from ..tensor import BatchedTensor
 from ._helpers import (align_front, logical_rank, move_bdim_to_front, pad_to_rank, require,
                        wrap_axis)
-from .views import _contiguous, _drop_batch_axis, _layout
+from .views import drop_batch_axis, example_layout, is_contiguous
 
 
 def _shape_arg(shape) -> tuple:
@@ -74,8 +74,8 @@ ones_like_rule = _like_rule(np.ones_like)
 
 
 @batch_rule(np.empty_like)
-def empty_like_rule(prototype, prototype_bdim, dtype=None, order="K", subok=True, shape=None, *,
-                    device=None):
+def empty_like_rule(prototype, prototype_bdim, /, dtype=None, order="K", subok=True,
+                    shape=None, *, device=None):
     n = prototype.shape[prototype_bdim]
     return _batched_like(np.empty_like, prototype, prototype_bdim, n, dtype, order, subok, shape,
                          device)
@@ -131,9 +131,7 @@ def _physical_like(obj):
     while stack:
         x = stack.pop()
         if type(x) is BatchedTensor:
-            while type(x) is BatchedTensor:
-                x = x._value
-            return x
+            return innermost(x)
         if isinstance(x, (list, tuple)):
             stack.extend(x)
         elif isinstance(x, dict):
@@ -226,11 +224,11 @@ def _examples_contiguous(x, bdim, order: str) -> bool:
     """Whether every example of ``x`` is C- (``order="C"``) or F-contiguous as it lies in
     memory (also inside a nested vmap). False where the backend has no strides (then a copy in
     that order is made)."""
-    layout = _layout(x, compact=False)
-    if layout is None:
+    found = example_layout(x, compact=False)
+    if found is None:
         return False
-    shape, strides = _drop_batch_axis(*layout, bdim, compact=False)
-    return _contiguous(shape, strides, x.dtype.itemsize, fortran=order == "F")
+    shape, strides = drop_batch_axis(*found, bdim, compact=False)
+    return is_contiguous(shape, strides, x.dtype.itemsize, fortran=order == "F")
 
 
 def _convert(level, a, *, dtype=None, copy=None, order=None, subok=True, ndmin=0, ndmax=None,

@@ -12,7 +12,7 @@ import warnings
 
 import numpy as np
 
-from ..boxed.pointwise import unbatched_out_error
+from ..errors import unbatched_out_error
 from ..registry import batch_rule, op_name
 from ._helpers import dry_run, logical_rank, physical_axis, wrap_axis
 

@@ -31,11 +31,12 @@ import operator
 import numpy as np
 
 from ..config import config
-from ..dispatch import scan_level, unwrap, wrap
-from ..boxed.pointwise import aligned_fast, unbatched_out_error
+from ..plumbing import scan_level, unwrap, wrap
+from ..plumbing import aligned_fast
+from ..errors import unbatched_out_error
 from ..errors import BatchingError
 from ..registry import batch_rule, decomposition
-from ..tensor import BatchedTensor, _new, ndarray_astype, ndarray_fill
+from ..tensor import BatchedTensor, ndarray_astype, ndarray_fill, new_batched
 from ._helpers import (align_front, align_pointwise, ensure_bdim, logical_rank, logical_shape,
                        move_bdim_to_front, ndim_of, pad_to_rank, physical_axis, require,
                        wrap_axis)
@@ -342,7 +343,7 @@ def _lift(x, key):
     if low is None:
         return x
     n = low.size
-    return _new(np.broadcast_to(x[None], (n,) + tuple(x.shape)), 0, low)
+    return new_batched(np.broadcast_to(x[None], (n,) + tuple(x.shape)), 0, low)
 
 
 @batch_rule(operator.getitem, raw=True)
@@ -528,8 +529,8 @@ def _take_along_axis_fast(level, args, kwargs):
     if not -nd <= axis < nd:
         return NotImplemented
     if nd == 1:  # what np.take_along_axis does, minus building the row index every call
-        return _new(a[_row_index(a.shape[0]), i], 0, level)
-    return _new(np.take_along_axis(a, i, axis=axis % nd + 1), 0, level)
+        return new_batched(a[_row_index(a.shape[0]), i], 0, level)
+    return new_batched(np.take_along_axis(a, i, axis=axis % nd + 1), 0, level)
 
 
 @functools.lru_cache(maxsize=16)
@@ -724,7 +725,7 @@ def _zeros_physical(shape, dtype, refs):
     z = np.zeros(tuple(n for _, n in levels) + tuple(shape), dtype=dtype,
                  **({} if like is None else {"like": like}))
     for lv, _ in levels:
-        z = _new(z, 0, lv)
+        z = new_batched(z, 0, lv)
     return z
 
 
@@ -1079,7 +1080,7 @@ def _batched_at(x, level, n: int):
         return x
     if not hasattr(x, "shape"):
         x = np.asarray(x)
-    return _new(np.broadcast_to(np.expand_dims(x, 0), (n,) + tuple(x.shape)), 0, level)
+    return new_batched(np.broadcast_to(np.expand_dims(x, 0), (n,) + tuple(x.shape)), 0, level)
 
 
 @batch_rule(np.piecewise, raw=True)
@@ -1137,7 +1138,7 @@ def piecewise_rule(level, args, kwargs):
         + list(fkw.values())
     out_phys = _zeros_physical((size,) + tuple(xw.shape), xw.dtype,
                                [unwrap(r, level)[0] for r in refs])
-    y = _new(out_phys, 0, level)
+    y = new_batched(out_phys, 0, level)
     y._array0d = True  # np.piecewise's own output buffer, written below
     try:
         for cond, func in zip(conds, funclist):

@@ -12,9 +12,9 @@ import math
 
 import numpy as np
 
-from ..dispatch import unwrap, wrap
+from ..plumbing import unwrap, wrap
 from ..registry import batch_rule
-from ..tensor import BatchedTensor, _new
+from ..tensor import BatchedTensor, new_batched
 from ._helpers import (batch_size_of, ensure_bdim, logical_rank, move_bdim_to_front, require,
                        wrap_axis)
 from .views import atleast_front
@@ -34,7 +34,8 @@ def _all_front_atleast(arrays, bdims, nd: int, atleast):
 
 
 @batch_rule(np.concatenate)
-def concatenate_rule(arrays, arrays_bdims, axis=0, out=None, *, dtype=None, casting="same_kind"):
+def concatenate_rule(arrays, arrays_bdims, /, axis=0, out=None, *, dtype=None,
+                     casting="same_kind"):
     require(out is None, "np.concatenate with out=")
     if not len(arrays):
         raise ValueError("need at least one array to concatenate")
@@ -75,7 +76,7 @@ def _stack_fast(level, args, kwargs):
         return NotImplemented
     ax = axis % (nd + 1) + 1
     new = shape[:ax] + (1,) + shape[ax:]
-    return _new(np.concatenate([v.reshape(new) for v in vals], axis=ax), 0, level)
+    return new_batched(np.concatenate([v.reshape(new) for v in vals], axis=ax), 0, level)
 
 
 @batch_rule(np.stack, fast=_stack_fast)

@@ -18,7 +18,7 @@ from numpy.lib.array_utils import normalize_axis_tuple
 
 from ..boxed.pointwise import call_bound
 from ..boxed.variadic import align_core, variadic_bdims
-from ..dispatch import unwrap
+from ..plumbing import unwrap
 from ..errors import BatchingError
 from ..registry import REGISTRY, batch_rule, decomposition, op_name
 from ._helpers import (NoValue, batch_size_of, ensure_bdim, logical_rank, logical_shape,

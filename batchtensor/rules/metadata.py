@@ -21,7 +21,8 @@ from typing import Any
 
 import numpy as np
 
-from ..dispatch import is_physical_type, unwrap
+from ..plumbing import unwrap
+from ..registry import is_physical_type
 from ..errors import BatchingError
 from ..registry import batch_rule, op_name
 from ..tensor import BatchedTensor

@@ -20,7 +20,7 @@ from numpy import mintypecode
 from ..errors import BatchingError, LoopFallback
 from ..registry import batch_rule, op_name
 from ._helpers import logical_rank, move_bdim_to_front, require
-from .setops import _any_true, _compress
+from .setops import any_true, compress_rows
 
 
 def _coeffs(x, bdim, name="a"):
@@ -144,7 +144,7 @@ def _trim_leading_zeros(op, c):
         return np.zeros((b, 1), c.dtype)
     keep = np.cumsum(c != 0, axis=1) > 0
     keep = np.concatenate([keep[:, :-1], np.ones((b, 1), bool)], axis=1)
-    return _compress(op, keep, c)[0]
+    return compress_rows(op, keep, c)[0]
 
 
 def _batched_convolve(x, y):
@@ -192,7 +192,7 @@ def polydiv_rule(u, u_bdim, v, v_bdim):
     b = lead[0]
     keep = np.cumsum(~np.isclose(r, 0, rtol=1e-14), axis=1) > 0
     keep = np.concatenate([keep[:, :-1], np.ones((b, 1), bool)], axis=1)
-    return (np.broadcast_to(q, lead + q.shape[-1:]), 0), (_compress(np.polydiv, keep, r)[0], 0)
+    return (np.broadcast_to(q, lead + q.shape[-1:]), 0), (compress_rows(np.polydiv, keep, r)[0], 0)
 
 
 @batch_rule(np.vander)
@@ -221,9 +221,9 @@ def _real_if_conjugate(op, a, roots):
         return a
     rc = roots.astype(complex)
     pairs = np.all(np.sort(rc, axis=1) == np.sort(np.conjugate(rc), axis=1), axis=1)
-    if not _any_true(~pairs):
+    if not any_true(~pairs):
         return np.real(a).copy()
-    if not _any_true(pairs):
+    if not any_true(pairs):
         return a
     raise BatchingError(_mixed_dtype_message(op))
 
@@ -268,10 +268,10 @@ def roots_rule(p, p_bdim):
     core = lead & np.flip(np.cumsum(np.flip(nz, axis=1), axis=1) > 0, axis=1)
     # the output has n - first - 1 elements (none for an all-zero example)
     after_first = lead & np.concatenate([np.zeros((b, 1), bool), lead[:, :-1]], axis=1)
-    (out_len,) = _compress(np.roots, after_first, c)
-    if _any_true(core != core[:1]):  # same length, other windows: the loop
+    (out_len,) = compress_rows(np.roots, after_first, c)
+    if any_true(core != core[:1]):  # same length, other windows: the loop
         raise LoopFallback("np.roots with leading/trailing zeros that differ between examples")
-    (cc,) = _compress(np.roots, core, c)
+    (cc,) = compress_rows(np.roots, core, c)
     if cc.dtype.kind not in "fc":
         cc = cc.astype(float)
     big = cc.shape[1]
@@ -281,7 +281,7 @@ def roots_rule(p, p_bdim):
                                (b, big - 2, big - 1))
         w = np.linalg.eigvals(np.concatenate([first[:, None, :], rest], axis=1))
         if w.dtype.kind == "c" and cc.dtype.kind != "c" \
-                and _any_true(np.all(np.imag(w) == 0, axis=1)):
+                and any_true(np.all(np.imag(w) == 0, axis=1)):
             raise BatchingError(_mixed_dtype_message(np.roots))
     else:
         w = np.zeros((b, 0), float)

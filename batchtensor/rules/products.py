@@ -14,9 +14,9 @@ import string
 
 import numpy as np
 
-from ..boxed.pointwise import unbatched_out_error
+from ..errors import unbatched_out_error
 from ..boxed.variadic import gufunc_call, parse_signature
-from ..dispatch import unwrap, wrap
+from ..plumbing import unwrap, wrap
 from ..registry import batch_rule, op_name
 from ._helpers import (align_pointwise, logical_rank, logical_shape,
                        move_bdim_to_front, pad_to_rank, require, wrap_axis)
@@ -123,7 +123,7 @@ def dot_rule(a, a_bdim, b, b_bdim, out=None):
 
 
 @batch_rule(np.vdot)
-def vdot_rule(a, a_bdim, b, b_bdim):
+def vdot_rule(a, a_bdim, b, b_bdim, /):
     like = a if a_bdim is not None else b
 
     def flat(v, bd):
@@ -139,7 +139,7 @@ def vdot_rule(a, a_bdim, b, b_bdim):
 
 
 @batch_rule(np.inner)
-def inner_rule(a, a_bdim, b, b_bdim):
+def inner_rule(a, a_bdim, b, b_bdim, /):
     a, b, ra, rb, scalar = _prepare_product(a, a_bdim, b, b_bdim)
     if scalar is not None:
         return scalar

@@ -26,9 +26,8 @@ import numpy as np
 from numpy.lib._arraysetops_impl import (UniqueAllResult, UniqueCountsResult,
                                          UniqueInverseResult)
 
-from ..dispatch import is_physical_type
 from ..errors import BatchingError
-from ..registry import batch_rule, op_name
+from ..registry import batch_rule, is_physical_type, op_name
 from ._helpers import (dry_run, logical_rank, move_bdim_to_front, require,
                        wrap_axes, wrap_axis)
 
@@ -59,7 +58,7 @@ def _plain(*xs) -> bool:
     return all(is_physical_type(type(x)) for x in xs)
 
 
-def _any_true(x) -> bool:
+def any_true(x) -> bool:
     """``bool(np.any(x))``; True when outer levels disagree (the caller is conservative)."""
     try:
         return bool(np.any(x))
@@ -91,7 +90,7 @@ def _check_common_count(op, mask) -> None:
         f"mask with np.where), or run this part outside vmap.")
 
 
-def _compress(op, mask, *values) -> list:
+def compress_rows(op, mask, *values) -> list:
     """The elements each row of ``mask`` keeps, from each of ``values`` (B, n): (B, k)."""
     _check_common_count(op, mask)
     b = mask.shape[0]
@@ -137,7 +136,7 @@ def _has_duplicates(rows) -> bool:
     if rows.shape[1] < 2:
         return False
     s = np.sort(rows, axis=1)
-    return _any_true(s[:, 1:] == s[:, :-1])
+    return any_true(s[:, 1:] == s[:, :-1])
 
 
 def _reverse_next(flags):
@@ -204,7 +203,7 @@ def argwhere_rule(a, a_bdim):
     x = move_bdim_to_front(a, a_bdim)
     if x.ndim == 1:  # 0-d examples: NumPy returns shape (0 or 1, 0)
         nz = np.reshape(x != 0, (x.shape[0], 1))
-        (kept,) = _compress(np.argwhere, nz, nz)
+        (kept,) = compress_rows(np.argwhere, nz, nz)
         return kept[:, :, None][:, :, :0].astype(np.intp), 0
     return np.stack(_nonzero_front(np.argwhere, x), axis=-1), 0
 
@@ -232,7 +231,7 @@ def _unique(op, a, a_bdim, return_index=False, return_inverse=False, return_coun
     # Without extra outputs NumPy hashes integer and complex values, and of the complex NaNs
     # it keeps the first one met, not the first one in sorted order.
     require(optional or return_counts or not equal_nan or x.dtype.kind != "c"
-            or not _any_true(np.isnan(x)), "np.unique of complex values with NaNs")
+            or not any_true(np.isnan(x)), "np.unique of complex values with NaNs")
     if optional:
         perm = np.argsort(x, axis=1, kind="stable" if return_index else None)
         aux = np.take_along_axis(x, perm, axis=1)
@@ -241,7 +240,7 @@ def _unique(op, a, a_bdim, return_index=False, return_inverse=False, return_coun
     mask = _keep_first(aux, equal_nan)
     wanted = [aux] + ([perm] if return_index else []) + ([_positions(mask)] if return_counts
                                                         else [])
-    kept = _compress(op, mask, *wanted)
+    kept = compress_rows(op, mask, *wanted)
     out = [(kept[0], 0)]
     if return_index:
         out.append((kept[1], 0))
@@ -265,24 +264,24 @@ def unique_rule(ar, ar_bdim, return_index=False, return_inverse=False, return_co
 
 
 @batch_rule(np.unique_values)
-def unique_values_rule(x, x_bdim, /):
+def unique_values_rule(x, x_bdim):
     return _unique(np.unique_values, x, x_bdim, equal_nan=False, sorted=False)[0]
 
 
 @batch_rule(np.unique_counts)
-def unique_counts_rule(x, x_bdim, /):
+def unique_counts_rule(x, x_bdim):
     return UniqueCountsResult(*_unique(np.unique_counts, x, x_bdim, return_counts=True,
                                        equal_nan=False))
 
 
 @batch_rule(np.unique_inverse)
-def unique_inverse_rule(x, x_bdim, /):
+def unique_inverse_rule(x, x_bdim):
     return UniqueInverseResult(*_unique(np.unique_inverse, x, x_bdim, return_inverse=True,
                                         equal_nan=False))
 
 
 @batch_rule(np.unique_all)
-def unique_all_rule(x, x_bdim, /):
+def unique_all_rule(x, x_bdim):
     return UniqueAllResult(*_unique(np.unique_all, x, x_bdim, return_index=True,
                                     return_inverse=True, return_counts=True, equal_nan=False))
 
@@ -333,16 +332,16 @@ def intersect1d_rule(ar1, ar1_bdim, ar2, ar2_bdim, assume_unique=False, return_i
         aux = np.take_along_axis(cat, order, axis=1)
         mask = aux[:, 1:] == aux[:, :-1]
         if not return_indices:
-            return _compress(np.intersect1d, mask, aux[:, :-1])[0], 0
-        vals, i1, i2 = _compress(np.intersect1d, mask, aux[:, :-1], order[:, :-1], order[:, 1:])
+            return compress_rows(np.intersect1d, mask, aux[:, :-1])[0], 0
+        vals, i1, i2 = compress_rows(np.intersect1d, mask, aux[:, :-1], order[:, :-1], order[:, 1:])
         return (vals, 0), (i1, 0), (i2 - r1.shape[1], 0)
     runs = _Runs(r1, r2)
     keep = runs.start & runs.has1 & runs.has2
     if not return_indices:
-        return _compress(np.intersect1d, keep, runs.s)[0], 0
+        return compress_rows(np.intersect1d, keep, runs.s)[0], 0
     # first occurrences: the run's first element (stable sort), and its first second-input one
     first2 = np.minimum(_reverse_next(runs.second), runs.s.shape[1] - 1)
-    vals, i1, i2 = _compress(np.intersect1d, keep, runs.s, runs.order,
+    vals, i1, i2 = compress_rows(np.intersect1d, keep, runs.s, runs.order,
                              np.take_along_axis(runs.order, first2, axis=1))
     return (vals, 0), (i1, 0), (i2 - runs.n1, 0)
 
@@ -356,11 +355,11 @@ def setdiff1d_rule(ar1, ar1_bdim, ar2, ar2_bdim, assume_unique=False):
         require(not _has_duplicates(r1), "np.setdiff1d(assume_unique=True) with repeated "
                                          "elements")
         keep = ~_Runs(r1, r2).membership() if r2.shape[1] else np.ones(r1.shape, bool)
-        return _compress(np.setdiff1d, keep, r1)[0], 0
+        return compress_rows(np.setdiff1d, keep, r1)[0], 0
     runs = _Runs(r1, r2)
     keep = (runs.start & runs.has1 & ~runs.has2 & ~runs.nan) | runs.first_nan(False)
     # the kept elements all come from ar1: read them from ar1, in ar1's dtype
-    (where,) = _compress(np.setdiff1d, keep, runs.order)
+    (where,) = compress_rows(np.setdiff1d, keep, runs.order)
     return np.take_along_axis(r1, where, axis=1), 0
 
 
@@ -374,11 +373,11 @@ def setxor1d_rule(ar1, ar1_bdim, ar2, ar2_bdim, assume_unique=False):
             return aux, 0
         edge = np.ones((b, 1), dtype=bool)
         flag = np.concatenate([edge, aux[:, 1:] != aux[:, :-1], edge], axis=1)
-        return _compress(np.setxor1d, flag[:, 1:] & flag[:, :-1], aux)[0], 0
+        return compress_rows(np.setxor1d, flag[:, 1:] & flag[:, :-1], aux)[0], 0
     runs = _Runs(r1, r2)
     keep = ((runs.start & (runs.has1 ^ runs.has2) & ~runs.nan)
             | runs.first_nan(False) | runs.first_nan(True))
-    return _compress(np.setxor1d, keep, runs.s)[0], 0
+    return compress_rows(np.setxor1d, keep, runs.s)[0], 0
 
 
 # ---- trim_zeros ----------------------------------------------------------------------------------
@@ -405,7 +404,7 @@ def trim_zeros_rule(filt, filt_bdim, trim="fb", axis=None):
         if "b" in trim:  # up to the last nonzero
             keep = keep & np.flip(np.cumsum(np.flip(profile, axis=1), axis=1) > 0, axis=1)
         keep = keep & np.reshape(anywhere, (b, 1))  # an all-zero example: empty everywhere
-        (idx,) = _compress(np.trim_zeros, keep, _positions(keep))  # (B, size)
+        (idx,) = compress_rows(np.trim_zeros, keep, _positions(keep))  # (B, size)
         size = idx.shape[1]
         if _plain(idx) and (size == 0 or bool(np.all(idx[:, 0] == idx[0, 0]))):
             lo = int(idx[0, 0]) if size else 0

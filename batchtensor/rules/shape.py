@@ -13,18 +13,11 @@ import math
 import numpy as np
 from numpy.lib.array_utils import normalize_axis_tuple
 
-from ..dispatch import scan_level
+from ..plumbing import innermost, scan_level
 from ..registry import batch_rule
 from ..tensor import BatchedTensor
 from ._helpers import (NoValue, ensure_bdim, logical_rank, logical_shape, move_bdim_to_front,
                        pad_to_rank, require, wrap_axis)
-
-
-def _like(x):
-    """The innermost physical array under ``x`` (for ``like=``)."""
-    while type(x) is BatchedTensor:
-        x = x._value
-    return x
 
 
 def _unbatched(value, what: str) -> None:
@@ -94,7 +87,7 @@ def resize_rule(a, a_bdim, new_shape):
     x = _flat(move_bdim_to_front(a, a_bdim))
     n, size = x.shape
     if size == 0 or new_size == 0:
-        return np.zeros((n,) + new_shape, dtype=x.dtype, like=_like(x)), 0
+        return np.zeros((n,) + new_shape, dtype=x.dtype, like=innermost(x)), 0
     reps = -(-new_size // size)
     filled = np.tile(x, (1, reps))[:, :new_size]
     return np.reshape(filled, (n,) + new_shape), 0
@@ -206,7 +199,7 @@ def delete_rule(arr, arr_bdim, obj, axis=None):
     x, ax = _axis_and_flat(move_bdim_to_front(arr, arr_bdim), axis)
     # np.delete on the positions themselves: NumPy's own index checks, the kept positions.
     keep = np.delete(np.arange(x.shape[ax + 1]), obj)
-    return np.take(x, np.asarray(keep, like=_like(x)), axis=ax + 1), 0
+    return np.take(x, np.asarray(keep, like=innermost(x)), axis=ax + 1), 0
 
 
 def _fit(v, slot: tuple, n: int, like):
@@ -263,7 +256,7 @@ def insert_rule(arr, arr_bdim, obj, values, values_bdim, axis=None):
         if indices.ndim == 0:
             v = np.moveaxis(v, 1, pax)  # obj=i inserts like a[..., i:i+1, ...] = values
         slot = x.shape[1:pax] + (v.shape[pax],) + x.shape[pax + 1:]
-        v = _fit(v, slot, n, _like(x))
+        v = _fit(v, slot, n, innermost(x))
         before = x[(slice(None),) * pax + (slice(None, index),)]
         after = x[(slice(None),) * pax + (slice(index, None),)]
         return np.concatenate([before, v, after], axis=pax), 0
@@ -280,9 +273,9 @@ def insert_rule(arr, arr_bdim, obj, values, values_bdim, axis=None):
     perm[old_mask] = np.arange(N)
     perm[indices] = N + np.arange(numnew)
     slot = x.shape[1:pax] + (numnew,) + x.shape[pax + 1:]
-    v = _fit(_insert_values(values, values_bdim, n, x.dtype, None), slot, n, _like(x))
+    v = _fit(_insert_values(values, values_bdim, n, x.dtype, None), slot, n, innermost(x))
     both = np.concatenate([x, v], axis=pax)
-    return np.take(both, np.asarray(perm, like=_like(x)), axis=pax), 0
+    return np.take(both, np.asarray(perm, like=innermost(x)), axis=pax), 0
 
 
 __all__ = ["ndim_rule", "shape_rule", "size_rule"]

@@ -13,7 +13,7 @@ import math
 
 import numpy as np
 
-from ..dispatch import unwrap, wrap
+from ..plumbing import unwrap, wrap
 from ..registry import batch_rule
 from ._helpers import (batch_size_of, dry_run, ensure_bdim, logical_rank, logical_shape,
                        move_bdim_to_front, physical_axis, require, wrap_axis)

@@ -17,8 +17,8 @@ import warnings
 
 import numpy as np
 
-from ..boxed.pointwise import unbatched_out_error
-from ..dispatch import unwrap, wrap
+from ..errors import unbatched_out_error
+from ..plumbing import unwrap, wrap
 from ..errors import BatchingError
 from ..registry import batch_rule, decomposition
 from ..tensor import BatchedTensor
@@ -138,8 +138,10 @@ def _quantile_like(op, scale: float, nan: bool):
     unit = "Percentiles must be in the range [0, 100]" if scale == 100 else \
         "Quantiles must be in the range [0, 1]"
 
+    keepdims_default = np._NoValue if nan else False  # as NumPy's own signatures
+
     def rule(a, a_bdim, q, q_bdim, axis=None, out=None, overwrite_input=False, method="linear",
-             keepdims=np._NoValue, *, weights=None, weights_bdim=None):
+             keepdims=keepdims_default, *, weights=None, weights_bdim=None):
         if out is not None:
             raise unbatched_out_error(f"numpy.{name}")
         nd = logical_rank(a, a_bdim)
@@ -362,7 +364,7 @@ def _concrete(v) -> int:
 
 
 @batch_rule(np.bincount)
-def bincount_rule(x, x_bdim, weights=None, weights_bdim=None, minlength=0):
+def bincount_rule(x, x_bdim, /, weights=None, weights_bdim=None, minlength=0):
     n = batch_size_of((x, weights), (x_bdim, weights_bdim))
     lshape = logical_shape(x, x_bdim)
     wl = None if weights is None else np.zeros(logical_shape(weights, weights_bdim),

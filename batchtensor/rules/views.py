@@ -38,18 +38,18 @@ def resolve_shape(shape, size: int) -> tuple:
     return shape
 
 
-def _layout(x, compact: bool = True) -> tuple | None:
+def example_layout(x, compact: bool = True) -> tuple | None:
     """(shape, strides) of ``x`` as if each of its examples at every outer level were stored on
     its own (see ``_example_strides``); with ``compact=False``, as they lie in memory (an outer
     level's batch axis just left out). None when the backend has no strides."""
     if type(x) is BatchedTensor:
-        inner = _layout(x._value, compact)
-        return None if inner is None else _drop_batch_axis(*inner, x._bdim, compact)
+        inner = example_layout(x._value, compact)
+        return None if inner is None else drop_batch_axis(*inner, x._bdim, compact)
     strides = getattr(x, "strides", None)
     return None if strides is None else (tuple(x.shape), tuple(strides))
 
 
-def _drop_batch_axis(shape, strides, bdim, compact: bool = True) -> tuple:
+def drop_batch_axis(shape, strides, bdim, compact: bool = True) -> tuple:
     """The layout of one example: the batch axis dropped and (``compact``), where it sits
     inside the example's axes, its factor divided out of the outer strides."""
     shape, st = list(shape), list(strides)
@@ -62,11 +62,11 @@ def _drop_batch_axis(shape, strides, bdim, compact: bool = True) -> tuple:
 
 def _example_strides(x, bdim) -> tuple | None:
     """One example's strides as if it were stored on its own; None means C order."""
-    layout = _layout(x)
-    return None if layout is None else _drop_batch_axis(*layout, bdim)[1]
+    found = example_layout(x)
+    return None if found is None else drop_batch_axis(*found, bdim)[1]
 
 
-def _contiguous(shape, strides, itemsize, fortran: bool) -> bool:
+def is_contiguous(shape, strides, itemsize, fortran: bool) -> bool:
     """NumPy's C / F contiguity flag for this layout."""
     if 0 in shape:
         return True
@@ -87,7 +87,7 @@ def _any_order(x, bdim) -> str:
         return "C"
     shape = logical_shape(x, bdim)
     size = x.dtype.itemsize
-    fortran = _contiguous(shape, st, size, True) and not _contiguous(shape, st, size, False)
+    fortran = is_contiguous(shape, st, size, True) and not is_contiguous(shape, st, size, False)
     return "F" if fortran else "C"
 
 
@@ -156,9 +156,7 @@ def _reshape_fast(level, args, kwargs):
 
 
 @batch_rule(np.reshape, fast=_reshape_fast)
-def reshape_rule(a, a_bdim, shape=None, order="C", *, copy=None):
-    if shape is None:
-        raise TypeError("reshape() missing required argument 'shape' (pos 2)")
+def reshape_rule(a, a_bdim, /, shape, order="C", *, copy=None):
     if _normalise_order(order) == "K":
         raise ValueError("order 'K' is not permitted for reshaping")
     lshape = logical_shape(a, a_bdim)
@@ -186,7 +184,7 @@ def _ravel_copies(x, bdim, order) -> bool:
         return False  # a backend without strides (the ONNX recorder) has no views to mind
     shape = logical_shape(x, bdim)
     item = x.dtype.itemsize
-    c, f = _contiguous(shape, st, item, False), _contiguous(shape, st, item, True)
+    c, f = is_contiguous(shape, st, item, False), is_contiguous(shape, st, item, True)
     order = _normalise_order(order)
     if order == "A":
         order = "F" if f and not c else "C"
@@ -457,4 +455,5 @@ def astype_rule(x, x_bdim, dtype, /, *, copy=True, device=None):
     return x.astype(dtype, copy=copy), x_bdim
 
 
-__all__ = ["resolve_shape", "atleast_front", "NoValue"]
+__all__ = ["resolve_shape", "atleast_front", "example_layout", "drop_batch_axis",
+           "is_contiguous"]

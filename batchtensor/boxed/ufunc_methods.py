@@ -6,21 +6,21 @@ from typing import Any
 
 import numpy as np
 
-from ..boxed.pointwise import unbatched_out_error
-from ..boxed.reduction import REDUCE, SCAN, reduce_physical
-from ..dispatch import _RECORDERS, _record, scan_level, unwrap, wrap
-from ..registry import op_name
-from ._helpers import (NoValue, dry_run, logical_rank, move_bdim_to_front, pad_to_rank,
-                       physical_axis, require, wrap_axis)
+from ..errors import unbatched_out_error
+from ..plumbing import scan_level, unwrap, wrap
+from ..registry import RECORDERS, Path, op_name, record, slots
+from ..rules._helpers import (NoValue, dry_run, logical_rank, move_bdim_to_front, pad_to_rank,
+                              physical_axis, require, wrap_axis)
+from .reduction import REDUCE, SCAN, reduce_physical
 
 __all__ = ["UFUNC_METHODS"]
 
 
-def _begin(ufunc, method: str, inputs, kwargs, path: str):
+def _begin(ufunc, method: str, inputs, kwargs, path: Path):
     op = getattr(ufunc, method)
     level = scan_level(kwargs, scan_level(inputs))
-    if _RECORDERS:
-        _record(op, path)
+    if RECORDERS:
+        record(op, path)
     return op, op_name(op), level
 
 
@@ -33,7 +33,7 @@ def _first_out(kwargs: dict):
 
 def _reduce_like(kind: str, method: str, default_axis):
     def handler(ufunc, inputs, kwargs):
-        op, name, level = _begin(ufunc, method, inputs, kwargs, "boxed")
+        op, name, level = _begin(ufunc, method, inputs, kwargs, Path.BOXED)
         kw = dict(kwargs)
         out = _first_out(kw)
         axis = kw.pop("axis", default_axis)
@@ -48,7 +48,7 @@ def _reduce_like(kind: str, method: str, default_axis):
 
 
 def _reduceat(ufunc, inputs, kwargs):
-    op, name, level = _begin(ufunc, "reduceat", inputs, kwargs, "rule")
+    op, name, level = _begin(ufunc, "reduceat", inputs, kwargs, Path.RULE)
     array, indices = inputs
     kw = dict(kwargs)
     require("out" not in kw, f"{name}: out=")
@@ -71,7 +71,7 @@ def _numpy_error(op, args: list, kwargs: dict, name: str):
 
 
 def _outer(ufunc, inputs, kwargs):
-    op, name, level = _begin(ufunc, "outer", inputs, kwargs, "rule")
+    op, name, level = _begin(ufunc, "outer", inputs, kwargs, Path.RULE)
     if len(inputs) != 2 or ufunc.nin != 2 or ufunc.signature is not None:
         _numpy_error(op, [np.zeros(1)] * len(inputs), kwargs, name)
     kw = dict(kwargs)
@@ -134,7 +134,7 @@ def _consumed(i) -> int:
 
 
 def _at(ufunc, inputs, kwargs):
-    op, name, level = _begin(ufunc, "at", inputs, kwargs, "rule")
+    op, name, level = _begin(ufunc, "at", inputs, kwargs, Path.RULE)
     if ufunc.signature is not None or len(inputs) != ufunc.nin + 1 or kwargs:
         _numpy_error(op, [np.zeros(1), [0]] + [np.zeros(1)] * (len(inputs) - 2), kwargs, name)
     a, indices = inputs[0], inputs[1]
@@ -182,3 +182,5 @@ UFUNC_METHODS: dict[str, Any] = {
     "outer": _outer,
     "at": _at,
 }
+
+slots.ufunc_methods.update(UFUNC_METHODS)
