@@ -2,18 +2,21 @@
 
 from . import (  # noqa: F401
     creation,
+    differences,
     elementwise,
     fft,
+    histograms,
     indexing,
     joining,
     linalg,
     metadata,
+    moments,
     polynomial,
     products,
+    quantiles,
     reductions,
     setops,
     shape,
     sorting,
-    statistics,
     views,
 )
