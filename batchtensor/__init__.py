@@ -13,9 +13,9 @@
 from . import operators as _operators  # noqa: F401  (installs the Python operators)
 from . import boxed
 from . import decompositions as _decompositions  # noqa: F401  (registers)
-from .rules import (creation, elementwise, fft, indexing, joining, linalg,  # noqa: F401
-                    metadata, polynomial, products, reductions, setops, shape, sorting,
-                    statistics, views)
+from .rules import (creation, differences, elementwise, fft, histograms,  # noqa: F401
+                    indexing, joining, linalg, metadata, moments, polynomial, products,
+                    quantiles, reductions, setops, shape, sorting, views)
 from . import random
 from .api import vmap, vmap_level
 from .config import config

@@ -1,6 +1,7 @@
 """Reductions and scans: sum mean std var min max amin amax prod ptp any all argmin argmax
 cumsum cumprod, the nan* variants, median, count_nonzero, cumulative_sum/prod, their ndarray
-methods, and ufunc.reduce / accumulate / reduceat."""
+methods, and ufunc.reduce / accumulate / reduceat; the bit-packing ops packbits unpackbits
+(rules: batchtensor/rules/reductions.py)."""
 
 from __future__ import annotations
 
@@ -206,6 +207,29 @@ def _count_nonzero_extra(rng, dtype):
                       "many zeros, tuple axis")
 
 
+def _packbits_samples(rng, dtype):
+    x = lambda shape: make_array(rng, shape, dtype, low=0, high=2)  # noqa: E731
+    yield SampleInput((x((13,)),), {}, "1-d")
+    yield SampleInput((x((3, 10)),), {"axis": 1}, "axis=1")
+    yield SampleInput((x((10, 3)),), {"axis": 0, "bitorder": "little"}, "little")
+    yield SampleInput((x((2, 3, 4)),), {}, "axis=None flattens")
+    yield SampleInput((x(()),), {}, "0-d")
+    yield SampleInput((x(()),), {"axis": 0}, "0-d axis=0")
+    yield SampleInput((x((0, 3)),), {"axis": 0}, "size-0")
+    yield SampleInput((make_array(rng, (5,), np.float64),), {}, "float raises")
+
+
+def _unpackbits_samples(rng, dtype):
+    x = lambda shape: make_array(rng, shape, np.uint8, low=0, high=256)  # noqa: E731
+    yield SampleInput((x((3,)),), {}, "1-d")
+    yield SampleInput((x((2, 3)),), {"axis": 1, "count": 20}, "count > bits")
+    yield SampleInput((x((2, 3)),), {"axis": 0, "count": -3, "bitorder": "little"},
+                      "negative count")
+    yield SampleInput((x((2, 3)),), {}, "axis=None flattens")
+    yield SampleInput((x(()),), {}, "0-d")
+    yield SampleInput((make_array(rng, (3,), np.int64),), {}, "int64 raises")
+
+
 _FLOAT_TOL = dict(rtol=1e-6, atol=1e-9)
 
 OPS = [
@@ -279,6 +303,8 @@ OPS = [
     OpInfo("cumprod", np.cumprod,
            reduction_samples(keepdims=False, tuple_axes=False, extra=_scan_extra), "boxed",
            dtypes=FLOAT + INT),
+    OpInfo("packbits", np.packbits, _packbits_samples, "rule", dtypes=(np.bool_, np.uint8)),
+    OpInfo("unpackbits", np.unpackbits, _unpackbits_samples, "rule", dtypes=(np.uint8,)),
 ]
 
 
