@@ -11,6 +11,7 @@ from __future__ import annotations
 from typing import Any, Callable
 
 from . import lowerings as _lowerings  # noqa: F401  (registers the lowerings)
+from . import exporter
 from .errors import BatchSizeLeakError, ExportError, ExportValidationError, UnsupportedOpError
 from .recorder import TArray
 
@@ -29,23 +30,13 @@ def _require_onnx() -> None:
 
 def export(func: Callable, *example_args: Any, **kwargs: Any):
     _require_onnx()
-    from .exporter import export as _export  # noqa: PLC0415
-
-    return _export(func, *example_args, **kwargs)
+    return exporter.export(func, *example_args, **kwargs)
 
 
 def validate(model, func: Callable, *example_args: Any, **kwargs: Any) -> None:
     _require_onnx()
-    from .exporter import validate as _validate  # noqa: PLC0415
-
-    _validate(model, func, *example_args, **kwargs)
+    exporter.validate(model, func, *example_args, **kwargs)
 
 
-def _doc_from(target) -> None:
-    from . import exporter as _mod  # noqa: PLC0415
-
-    target.__doc__ = getattr(_mod, target.__name__).__doc__
-
-
-_doc_from(export)
-_doc_from(validate)
+export.__doc__ = exporter.export.__doc__
+validate.__doc__ = exporter.validate.__doc__

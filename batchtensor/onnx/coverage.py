@@ -22,8 +22,10 @@ from collections import Counter
 
 import numpy as np
 
+from ..api import vmap
 from ..pytree import flatten, unflatten
 from .errors import ExportError, ExportValidationError
+from .exporter import export
 
 __all__ = ["op_coverage", "main", "COVERAGE_DTYPES"]
 
@@ -55,8 +57,6 @@ def op_coverage(info, dtypes=COVERAGE_DTYPES, opset: int = 18) -> dict:
     first message per outcome."""
     from opinfo.sweep import draw_examples  # noqa: PLC0415
 
-    from ..api import vmap  # noqa: PLC0415
-    from . import export  # noqa: PLC0415
 
     counts: Counter = Counter()
     first: dict = {}

@@ -13,14 +13,14 @@ from typing import Any, Callable, Sequence
 
 import numpy as np
 
-from ..api import VmapFunction, unwrap_outputs, vmap_level
+from ..api import VmapFunction, unwrap_outputs, vmap, vmap_level
 from ..config import config
 from ..errors import BatchingError
 from ..pytree import broadcast_prefix, flatten, leaf_paths, unflatten
 from ..tensor import BatchedTensor, new_batched
 from .errors import BatchSizeLeakError, ExportError, ExportValidationError
-from .graph import Graph, Symbol, ir_version_for
-from .kernels import onnx_type
+from .graph import Graph, Symbol
+from .kernels import ir_version_for, onnx_type
 from .recorder import TArray, tracing
 from .symdim import SymDim
 
@@ -392,8 +392,6 @@ def _run_ort(model, func, in_axes, out_axes, plan, kwargs, nsym, rtol, atol) -> 
     except ImportError as e:
         raise ImportError("validate=True needs onnxruntime: pip install 'batchtensor[onnx]'"
                           ) from e
-    from ..api import vmap  # noqa: PLC0415
-
     opts = ort.SessionOptions()
     opts.log_severity_level = 3
     try:

@@ -18,9 +18,10 @@ import numpy as np
 
 from .errors import UnsupportedOpError
 from .kernels import has_kernel, onnx_type
+from .recorder import TArray
 from .symdim import SymDim
 
-__all__ = ["Graph", "Symbol", "ir_version_for"]
+__all__ = ["Graph", "Symbol"]
 
 INT64 = np.dtype(np.int64)
 BOOL = np.dtype(np.bool_)
@@ -38,14 +39,6 @@ _WIDEN = {
 }
 
 SUPPORTED_KINDS = "biuf"
-
-
-def ir_version_for(opset: int) -> int:
-    """The lowest IR version that carries ``opset`` (what every onnxruntime that knows the
-    opset accepts; onnx's own default is often newer than onnxruntime supports)."""
-    from onnx import helper  # noqa: PLC0415
-
-    return helper.find_min_ir_version_for([helper.make_opsetid("", opset)])
 
 
 class Symbol:
@@ -136,8 +129,6 @@ class Graph:
     def val(self, x: Any, dtype: Any = None) -> str:
         """The graph name of ``x`` (recorded array, constant array, Python scalar, SymDim),
         cast to ``dtype`` if given. Python scalars take ``dtype`` (NEP 50: weak scalars)."""
-        from .recorder import TArray  # noqa: PLC0415
-
         if type(x) is TArray:
             x.check_fresh()
             if x.name is None:

@@ -14,7 +14,15 @@ from functools import lru_cache
 
 import numpy as np
 
-__all__ = ["has_kernel", "onnx_type"]
+__all__ = ["has_kernel", "onnx_type", "ir_version_for"]
+
+
+def ir_version_for(opset: int) -> int:
+    """The lowest IR version that carries ``opset`` (what every onnxruntime that knows the
+    opset accepts; onnx's own default is often newer than onnxruntime supports)."""
+    from onnx import helper  # noqa: PLC0415
+
+    return helper.find_min_ir_version_for([helper.make_opsetid("", opset)])
 
 
 def onnx_type(dtype) -> int:
@@ -59,8 +67,6 @@ def has_kernel(op_type: str, dtypes: tuple, opset: int, attrs: tuple = (),
         [node], "probe",
         [helper.make_tensor_value_info(f"x{i}", onnx_type(dt), shape) for i, dt in enumerate(dts)],
         [helper.make_tensor_value_info("y", onnx_type(out_dt), None)], initializer=inits)
-    from .graph import ir_version_for  # noqa: PLC0415
-
     model = helper.make_model(graph, opset_imports=[helper.make_opsetid("", opset)],
                               ir_version=ir_version_for(opset))
     try:
