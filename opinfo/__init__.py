@@ -1,4 +1,4 @@
-"""The OpInfo database and the exhaustive sweep (DESIGN §5).
+"""The OpInfo database and the exhaustive sweep.
 
 ``DATABASE`` lists one or more ``OpInfo`` per supported NumPy callable; ``sweep_op`` runs one
 through every vmap variant against the per-example loop. ``python -m opinfo`` prints the

@@ -1,4 +1,4 @@
-"""The exhaustive sweep (DESIGN §5): every sample of every OpInfo, under many vmap variants,
+"""The exhaustive sweep: every sample of every OpInfo, under many vmap variants,
 compared with the per-example loop.
 
 For each sample the sweep draws distinct examples (one ``sample_inputs`` call per example, with

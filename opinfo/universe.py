@@ -72,7 +72,7 @@ EXCLUDED: dict[str, str] = {
                      "works through the loop fallback",
     "is_busday": "datetime64 calendar helper (weekmask/holidays): no CuPy/ONNX counterpart; "
                  "works through the loop fallback",
-    # conversions that would drop the batch axis raise by design (DESIGN §4)
+    # conversions that would drop the batch axis raise: a plain value cannot hold the batch
     "ndarray.item": "conversion to a Python scalar drops the batch axis: raises by design",
     "ndarray.tolist": "conversion to Python lists drops the batch axis: raises by design",
     "__array__": "conversion to a plain array drops the batch axis: raises by design",

@@ -1,4 +1,4 @@
-"""The ground truth for vmap: a plain Python loop over the examples (DESIGN §1).
+"""The ground truth for vmap: a plain Python loop over the examples.
 
 ``loop_vmap(f, in_axes, out_axes)`` has vmap's signature and composes the same way (nesting),
 but calls ``f`` once per example on views of the inputs and stacks the results.

@@ -1,5 +1,5 @@
 """Property tests: random shapes, dtypes, in_axes, out_axes, nesting depth and chunk sizes over
-composite functions, against the per-example loop (the ground truth, DESIGN §1).
+composite functions, against the per-example loop (the ground truth of every result).
 
 Each case draws a function, a dtype, one example's shapes, then for each of 1-3 nested vmap
 levels a batch size, an in_axes entry per argument (None, or an axis, often negative), an

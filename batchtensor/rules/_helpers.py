@@ -20,7 +20,7 @@ NoValue = np._NoValue
 __all__ = ["NoValue", "given", "truthy", "move_bdim_to_front", "logical_rank", "wrap_axis",
            "wrap_axes", "physical_axis", "ensure_bdim", "pad_to_rank", "batch_size_of",
            "align_front", "align_pointwise", "logical_shape", "ndim_of", "dry_run",
-           "LoopFallback", "is_batched"]
+           "LoopFallback", "require"]
 
 
 def given(v: Any) -> bool:
@@ -30,10 +30,6 @@ def given(v: Any) -> bool:
 
 def truthy(v: Any) -> bool:
     return v is not NoValue and bool(v)
-
-
-def is_batched(bdim: int | None) -> bool:
-    return bdim is not None
 
 
 def ndim_of(x: Any) -> int:

@@ -319,10 +319,6 @@ def union1d_rule(ar1, ar1_bdim, ar2, ar2_bdim):
     return _unique(np.union1d, cat, 0)[0]
 
 
-def _sorted_concat(r1, r2):
-    return np.sort(np.concatenate([r1, r2], axis=1), axis=1)
-
-
 @batch_rule(np.intersect1d)
 def intersect1d_rule(ar1, ar1_bdim, ar2, ar2_bdim, assume_unique=False, return_indices=False):
     r1, r2 = _two_rows(ar1, ar1_bdim, ar2, ar2_bdim)

@@ -23,10 +23,6 @@ from ._common import BOOL, INT64, INT64_MAX, INT64_MIN, along_axis, axes_of, dim
 __all__: list = []
 
 
-def _is_index_array(k) -> bool:
-    return isinstance(k, (TArray, np.ndarray)) or isinstance(k, (list, tuple))
-
-
 def _normalize_key(key, nd: int) -> list:
     """``[(kind, value)]`` with kinds new / slice / int / arr; Ellipsis expanded, constant
     boolean masks turned into integer arrays, trailing axes made explicit."""
