@@ -94,8 +94,8 @@ def place_samples(rng, dtype):
 _PUT_WHY = "flat indices and cyclically repeated values: np.put runs per example"
 _PLACE_WHY = "the count of written elements depends on each example's mask"
 
-# Named "<op>.inplace": the indexing family's entries (opinfo/ops_indexing.py) cover the same
-# rules with other samples; these focus on write-through semantics and every dtype family.
+# Named "<op>.inplace": the placement family's entries (opinfo/ops_placement.py) cover the
+# same rules with other samples; these focus on write-through semantics and every dtype family.
 OPS = [
     OpInfo("put_along_axis.inplace", np.put_along_axis, put_along_axis_samples, "rule",
            dtypes=ALL, inplace=0),

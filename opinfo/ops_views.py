@@ -289,6 +289,27 @@ def astype_method_samples(rng, dtype):
             "order=F")
 
 
+def _astype(x, *args, **kwargs):
+    return x.astype(*args, **kwargs)
+
+
+def astype_targets_samples(rng, dtype):
+    a = lambda *s: make_array(rng, s, dtype)  # noqa: E731
+    for target in (np.float32, np.int64, np.bool_, np.complex128):
+        yield SampleInput((a(3, 4), target), {}, f"to {np.dtype(target)}")
+    yield SampleInput((a(), np.int32), {}, "0-d")
+    yield SampleInput((a(3, 4), dtype), {"copy": False}, "copy=False")
+    yield SampleInput((a(3, 4), np.int8), {"casting": "safe"}, "casting=safe")
+
+
+def copy_layouts_samples(rng, dtype):
+    a = lambda *s: make_array(rng, s, dtype)  # noqa: E731
+    yield SampleInput((a(3, 4),), {}, "2-d")
+    yield SampleInput((a(),), {}, "0-d")
+    yield SampleInput((a(3, 8)[:, ::2],), {"order": "F"}, "order=F")
+    yield SampleInput((a(2, 0),), {}, "size 0")
+
+
 def _meta_samples(rng, dtype):
     for shape in [(), (0,), (3, 4), (2, 0, 3)]:
         yield S((_a(rng, shape, dtype),), {}, f"{shape}")
@@ -341,6 +362,9 @@ OPS = [
     OpInfo("imag", np.imag, complex_part_samples, "rule", dtypes=(np.complex64, np.float64)),
     OpInfo("copy", np.copy, copy_samples, "rule", dtypes=(np.float64, np.bool_)),
     OpInfo("astype", np.astype, astype_samples, "rule", dtypes=(np.float64, np.int64)),
+    OpInfo("ndarray.astype.targets", _astype, astype_targets_samples, "rule",
+           dtypes=(np.float64, np.int64), covers=ndarray_astype, unbatched_self=True),
+    OpInfo("copy.layouts", np.copy, copy_layouts_samples, "rule", dtypes=(np.float64,)),
     OpInfo("ndim", np.ndim, _meta_samples, "rule"),
     OpInfo("shape", np.shape, _meta_samples, "rule"),
     OpInfo("size", np.size, size_samples, "rule"),

@@ -1,7 +1,7 @@
 """Shape and view rules: reshape, ravel, transpose, moveaxis, swapaxes, rollaxis,
 matrix_transpose, expand_dims, squeeze, atleast_1d/2d/3d, broadcast_to, broadcast_arrays, flip,
-fliplr, flipud, rot90, roll, diagonal, real, imag, astype. Views stay views where NumPy returns
-views."""
+fliplr, flipud, rot90, roll, diagonal, real, imag, astype (np.astype and ndarray.astype),
+copy (np.copy). Views stay views where NumPy returns views."""
 
 from __future__ import annotations
 
@@ -12,7 +12,7 @@ import numpy as np
 from numpy.exceptions import AxisError
 
 from ..registry import batch_rule
-from ..tensor import BatchedTensor, reshape_view, transpose_view
+from ..tensor import BatchedTensor, ndarray_astype, reshape_view, transpose_view
 from ._helpers import (NoValue, batch_size_of, logical_shape, move_bdim_to_front,
                        pad_to_rank, physical_axis, wrap_axes, wrap_axis)
 
@@ -453,6 +453,16 @@ def astype_rule(x, x_bdim, dtype, /, *, copy=True, device=None):
         return np.astype(x, dtype, copy=copy, device=device), x_bdim
     # np.astype accepts only NumPy arrays; other backends (and outer levels) have the method.
     return x.astype(dtype, copy=copy), x_bdim
+
+
+@batch_rule(ndarray_astype)
+def ndarray_astype_rule(x, x_bdim, dtype, order="K", casting="unsafe", copy=True):
+    return ndarray_astype(x, dtype, order=order, casting=casting, copy=copy), x_bdim
+
+
+@batch_rule(np.copy)
+def copy_rule(a, a_bdim, order="K", subok=False):
+    return np.copy(a, order=order, subok=subok), a_bdim
 
 
 __all__ = ["resolve_shape", "atleast_front", "example_layout", "drop_batch_axis",
