@@ -14,7 +14,7 @@ import numpy as np
 from .diagnostics import user_stacklevel
 from .errors import BatchingError, ControlFlowError, PerformanceWarning
 from .levels import Level, close_level, open_level, random_scope
-from .pytree import broadcast_prefix, flatten, keystr, leaf_paths, unflatten
+from .pytree import LEAF, broadcast_prefix, flatten, keystr, leaf_paths, unflatten
 from .tensor import BatchedTensor, new_batched
 
 __all__ = ["vmap", "vmap_level", "VmapLevel", "VmapFunction", "unwrap_outputs"]
@@ -486,7 +486,7 @@ def unwrap_outputs(level: Level, tree: Any, out_axes: Any, what: str = "out_axes
     leaves, td = flatten(tree)
     if out_axes is None or type(out_axes) is int:
         axes = [out_axes] * len(leaves)
-    elif td.kind == "leaf" and isinstance(out_axes, (tuple, list)) and len(out_axes) == 1 \
+    elif td.kind is LEAF and isinstance(out_axes, (tuple, list)) and len(out_axes) == 1 \
             and (out_axes[0] is None or type(out_axes[0]) is int):
         axes = [out_axes[0]]
     else:

@@ -6,9 +6,20 @@ spec (``in_axes`` / ``out_axes``) ``None`` is a leaf meaning "not mapped".
 
 from __future__ import annotations
 
+from enum import Enum
 from typing import Any, Callable
 
-__all__ = ["flatten", "unflatten", "broadcast_prefix", "tree_map", "is_namedtuple", "keystr"]
+__all__ = ["flatten", "unflatten", "broadcast_prefix", "tree_map", "is_namedtuple", "keystr",
+           "leaf_paths", "TreeDef", "TreeKind", "LEAF", "NONE", "NODE"]
+
+
+class TreeKind(Enum):
+    LEAF = "a leaf"
+    NONE = "None: a node without leaves"
+    NODE = "a tuple, list, dict or namedtuple"
+
+
+LEAF, NONE, NODE = TreeKind.LEAF, TreeKind.NONE, TreeKind.NODE
 
 
 def is_namedtuple(x: Any) -> bool:
@@ -35,17 +46,17 @@ class TreeDef:
     __slots__ = ("kind", "rebuild", "keys", "children", "num_leaves")
 
     def __init__(self, kind, rebuild=None, keys=(), children=()):
-        self.kind = kind  # "leaf", "none" or "node"
+        self.kind = kind  # LEAF, NONE or NODE
         self.rebuild = rebuild
         self.keys = keys
         self.children = children
         self.num_leaves = (
-            1 if kind == "leaf" else 0 if kind == "none" else sum(c.num_leaves for c in children)
+            1 if kind is LEAF else 0 if kind is NONE else sum(c.num_leaves for c in children)
         )
 
 
-_LEAF = TreeDef("leaf")
-_NONE = TreeDef("none")
+_LEAF = TreeDef(LEAF)
+_NONE = TreeDef(NONE)
 
 
 def flatten(tree: Any) -> tuple[list, TreeDef]:
@@ -60,7 +71,7 @@ def flatten(tree: Any) -> tuple[list, TreeDef]:
             leaves.append(x)
             return _LEAF
         keys, children, rebuild = ch
-        return TreeDef("node", rebuild, list(keys), [rec(c) for c in children])
+        return TreeDef(NODE, rebuild, list(keys), [rec(c) for c in children])
 
     return leaves, rec(tree)
 
@@ -69,9 +80,9 @@ def unflatten(treedef: TreeDef, leaves: list) -> Any:
     it = iter(leaves)
 
     def rec(td):
-        if td.kind == "leaf":
+        if td.kind is LEAF:
             return next(it)
-        if td.kind == "none":
+        if td.kind is NONE:
             return None
         return td.rebuild([rec(c) for c in td.children])
 

@@ -20,7 +20,7 @@ from typing import Any, Callable, Iterator
 
 import numpy as np
 
-__all__ = ["Path", "ParamKind", "BoxedKind", "Param", "Binder", "OpEntry", "REGISTRY", "lookup",
+__all__ = ["StrEnum", "Path", "ParamKind", "BoxedKind", "Param", "Binder", "OpEntry", "REGISTRY", "lookup",
            "register", "op_name", "batch_rule", "decomposition", "binder_from_signature",
            "RECORDERS", "record", "record_paths", "register_physical_type", "is_physical_type",
            "slots"]
@@ -33,7 +33,7 @@ _KW_ONLY = inspect.Parameter.KEYWORD_ONLY
 _VAR_KW = inspect.Parameter.VAR_KEYWORD
 
 
-class _StrValued(str, Enum):
+class StrEnum(str, Enum):
     """An Enum whose members are also their string values: ``Path.RULE == "rule"`` holds, and
     ``str()`` / f-strings give the value (as ``enum.StrEnum``, which needs Python 3.11)."""
 
@@ -44,7 +44,7 @@ class _StrValued(str, Enum):
     __repr__ = str.__repr__
 
 
-class Path(_StrValued):
+class Path(StrEnum):
     """Which mechanism served a call (what ``record_paths`` logs)."""
 
     RULE = "rule"
@@ -53,7 +53,7 @@ class Path(_StrValued):
     LOOP = "loop"
 
 
-class BoxedKind(_StrValued):
+class BoxedKind(StrEnum):
     """The classes of ops that a boxed fallback serves."""
 
     POINTWISE = "pointwise"

@@ -28,6 +28,8 @@ from batchtensor.tensor import BatchedTensor, scalar_per_example
 from opinfo import DATABASE
 from opinfo.sweep import check_structure, draw_examples
 
+pytestmark = pytest.mark.filterwarnings("ignore::RuntimeWarning")  # NumPy's, on both paths
+
 N = 3  # examples per batch
 LAYOUTS = [(0, 0), (0, None), (None, 0), (-1, -1), (0, -1)]  # in_axes of the first two arrays
 

@@ -19,15 +19,25 @@ import numpy as np
 
 from ..errors import unbatched_out_error
 from ..plumbing import unwrap, wrap
-from ..registry import (ARRAY, RECORDERS, BoxedKind, OpEntry, Path, binder_from_signature,
-                        record, register)
+from ..registry import (ARRAY, RECORDERS, BoxedKind, OpEntry, Path, StrEnum,
+                        binder_from_signature, record, register)
 from ..rules._helpers import (NoValue, align_front, dry_run, ensure_bdim, move_bdim_to_front,
                               physical_axis, require, truthy, wrap_axes, wrap_axis)
 from ..tensor import BatchedTensor, new_batched
 
-__all__ = ["reduction", "reduce_physical", "REDUCE", "INDEX", "SCAN"]
+__all__ = ["reduction", "reduce_physical", "ReductionKind", "REDUCE", "INDEX", "SCAN"]
 
-REDUCE, INDEX, SCAN = "reduce", "index", "scan"
+
+class ReductionKind(StrEnum):
+    """How a reduction treats its axis (the module docstring); ``"reduce"`` is
+    ``ReductionKind.REDUCE``."""
+
+    REDUCE = "reduce"
+    INDEX = "index"
+    SCAN = "scan"
+
+
+REDUCE, INDEX, SCAN = ReductionKind.REDUCE, ReductionKind.INDEX, ReductionKind.SCAN
 
 
 def _given_array(v: Any) -> bool:
@@ -63,7 +73,7 @@ def reduce_physical(op, name: str, kind: str, level, x, bd, axis, kw: dict, *,
         # (np.mean(x, axis=0)): let it decide on a 0-d example.
         small = {k: v for k, v in kw.items() if k not in ("where", "out")}
         dry_run(op, (), x.dtype, axis=axis, **small)
-    if kind == REDUCE:
+    if kind is REDUCE:
         laxes = tuple(range(nd)) if axis is None else () if nd == 0 else wrap_axes(axis, nd)
         call_axis = tuple(physical_axis(a, bd) for a in laxes)
         out_bdim = bd if keepdims else bd - sum(1 for p in call_axis if p < bd)
@@ -75,7 +85,7 @@ def reduce_physical(op, name: str, kind: str, level, x, bd, axis, kw: dict, *,
         flatten = True
     else:
         call_axis = physical_axis(wrap_axis(axis, nd), bd)
-        out_bdim = bd if (kind == SCAN or keepdims) else bd - (call_axis < bd)
+        out_bdim = bd if (kind is SCAN or keepdims) else bd - (call_axis < bd)
 
     post_shape = None
     if flatten:
@@ -85,7 +95,7 @@ def reduce_physical(op, name: str, kind: str, level, x, bd, axis, kw: dict, *,
         x = move_bdim_to_front(x, bd)
         x = np.reshape(x, (-1, m) if m else (x.shape[0], 0))
         call_axis, out_bdim = 1, 0
-        if kind == INDEX and keepdims:
+        if kind is INDEX and keepdims:
             kw["keepdims"] = False
             post_shape = (1,) * nd
 
@@ -221,14 +231,14 @@ def _fast_reduction(op, kind: str):
         keepdims = kw.get("keepdims", False)
         keepdims = keepdims is not NoValue and bool(keepdims)
         nd = v.ndim - 1
-        if kind != REDUCE and type(axis) is not int:
+        if kind is not REDUCE and type(axis) is not int:
             if axis is not None or nd != 1:
                 return NotImplemented
             axis = 0  # flattening a 1-d example leaves it as it is
         paxes = _physical_axes(axis, nd, bd)
         if paxes is None:
             return NotImplemented
-        if kind == SCAN:
+        if kind is SCAN:
             out_bdim = bd
         else:
             out_bdim = bd if keepdims else bd - sum(1 for p in paxes if p < bd)
@@ -286,7 +296,8 @@ def _fast_ufunc_reduce(op):
     return fast
 
 
-def reduction(op: Any, kind: str = REDUCE, *, array: str = "a", replace: bool = False,
+def reduction(op: Any, kind: str | ReductionKind = REDUCE, *, array: str = "a",
+              replace: bool = False,
               none_flattens: bool = True) -> Any:
     """Register ``op`` as a reduction over its ``axis`` parameter (kinds: module docstring).
 
@@ -298,6 +309,7 @@ def reduction(op: Any, kind: str = REDUCE, *, array: str = "a", replace: bool = 
     """
     if kind not in (REDUCE, INDEX, SCAN):
         raise ValueError(f"reduction kind must be 'reduce', 'index' or 'scan', got {kind!r}")
+    kind = ReductionKind(kind)
     sig = inspect.signature(op)
     kinds = {array: ARRAY}
     for name in ("where", "out"):
