@@ -21,8 +21,8 @@ from typing import Any
 import numpy as np
 
 from .errors import BatchingError, ControlFlowError, LoopFallback
-from .plumbing import (LEAF_TYPES, SCALAR_TYPES, binary_fast_path, innermost, matmul_fast,
-                       scan_level, unary_fast_path, unwrap, wrap_result)
+from .plumbing import (LEAF_TYPES, SCALAR_TYPES, binary_fast_paths, innermost, matmul_fast,
+                       scan_level, unary_fast, unwrap, wrap_result)
 from .registry import (ARRAY, ARRAYS, RECORDERS, REGISTRY, Path, is_physical_type, op_name,
                        record, slots)
 from .scalars import (ARRAY_0D, Array0d, detach_from_scalars, mark_array0d,
@@ -199,8 +199,7 @@ def _loop(op, args, kwargs, level, recorded: bool = False):
 
 
 # ---- __array_ufunc__ ----------------------------------------------------------------------------
-# The aligned fast paths of each ufunc (plumbing), built on first use.
-_UNARY: dict = {}
+# The aligned fast path of each binary ufunc (plumbing), built on first use.
 _BINARY: dict = {}
 
 
@@ -223,14 +222,11 @@ def ufunc_call(ufunc, method: str, inputs: tuple, kwargs: dict) -> Any:
         if not kwargs:  # the aligned fast path (one level, operands lined up)
             if len(inputs) == 1:
                 if type(inputs[0]) is BatchedTensor:
-                    fast = _UNARY.get(ufunc)
-                    if fast is None:
-                        fast = _UNARY[ufunc] = unary_fast_path(ufunc)
-                    return fast(inputs[0])
+                    return unary_fast(inputs[0], ufunc, ufunc.nout == 1)
             elif len(inputs) == 2 and ufunc.nout == 1:
                 fast = _BINARY.get(ufunc)
                 if fast is None:
-                    fast = _BINARY[ufunc] = binary_fast_path(ufunc)
+                    fast = _BINARY[ufunc] = binary_fast_paths(ufunc)[2]
                 res = fast(*inputs)
                 if res is not None:
                     return res

@@ -14,7 +14,7 @@ import numpy as np
 
 from .dispatch import ufunc_call
 from .errors import BatchingError
-from .plumbing import (SCALAR_TYPES, binary_fast_path, inplace_fast_path, matmul_fast,
+from .plumbing import (SCALAR_TYPES, binary_fast_paths, inplace_fast_path, matmul_fast,
                        unary_fast_path)
 from .registry import RECORDERS, Path, record
 from .scalars import scalar_sqrt_power
@@ -115,15 +115,16 @@ def _matmul_operators(forward, reflected):
 
 def _install() -> None:
     for name, uf in BINARY.items():
-        setattr(BatchedTensor, f"__{name}__", binary_fast_path(uf, _general))
-        setattr(BatchedTensor, f"__r{name}__", binary_fast_path(uf, _general, reflected=True))
+        forward, reflected, _ = binary_fast_paths(uf, _general)
+        setattr(BatchedTensor, f"__{name}__", forward)
+        setattr(BatchedTensor, f"__r{name}__", reflected)
         setattr(BatchedTensor, f"__i{name}__", inplace_fast_path(uf, _general_inplace))
     for name, uf in COMPARISON.items():
-        setattr(BatchedTensor, f"__{name}__", binary_fast_path(uf, _general))
+        setattr(BatchedTensor, f"__{name}__", binary_fast_paths(uf, _general)[0])
     for name, uf in UNARY.items():
-        setattr(BatchedTensor, f"__{name}__", unary_fast_path(uf))
+        setattr(BatchedTensor, f"__{name}__", unary_fast_path(uf, f"__{name}__"))
     BatchedTensor.__pow__, BatchedTensor.__ipow__ = _array_power(
-        binary_fast_path(np.power, _general), inplace_fast_path(np.power, _general_inplace))
+        binary_fast_paths(np.power, _general)[0], inplace_fast_path(np.power, _general_inplace))
     fwd, ref, inp = _dispatched(np.matmul)
     BatchedTensor.__matmul__, BatchedTensor.__rmatmul__ = _matmul_operators(fwd, ref)
     BatchedTensor.__imatmul__ = inp

@@ -6,7 +6,7 @@ operators, the boxed fallbacks and the rules.
 - ``innermost``: the physical array under any number of levels (for ``like=``);
 - the *aligned fast path*: when the batched operands of an elementwise op already line up
   (one level, one batch axis position, one physical rank) or the others are scalars, the op
-  runs on the physical values as they are. ``unary_fast_path`` / ``binary_fast_path`` /
+  runs on the physical values as they are. ``unary_fast_path`` / ``binary_fast_paths`` /
   ``inplace_fast_path`` build it for a ufunc (the Python operators *are* these functions, and
   ``dispatch.ufunc_call`` runs the same ones first), ``front_aligned`` is its second tier
   (ranks padded after a batch axis in front), ``aligned_fast`` the n-ary form for functions
@@ -18,6 +18,7 @@ class in ``tensor`` (its own fast paths need them); this module builds on them.
 
 from __future__ import annotations
 
+import types
 from typing import Any, Callable
 
 import numpy as np
@@ -26,7 +27,7 @@ from .registry import RECORDERS, Path, record, slots
 from .tensor import BatchedTensor, enter, new_batched, scalar_per_example
 
 __all__ = ["SCALAR_TYPES", "LEAF_TYPES", "scan_level", "unwrap", "wrap", "wrap_result",
-           "innermost", "unary_fast_path", "binary_fast_path", "inplace_fast_path",
+           "innermost", "unary_fast", "unary_fast_path", "binary_fast_paths", "inplace_fast_path",
            "front_aligned", "aligned_fast", "matmul_fast"]
 
 #: Python and NumPy scalar types: an operand of one of these broadcasts against any example
@@ -123,31 +124,45 @@ def innermost(x: Any) -> Any:
 # Locals bound as default arguments below: each global look-up saved is ~20 ns on paths that
 # cost ~300 ns in all (a Python operator on two aligned values).
 
-def unary_fast_path(ufunc) -> Callable:
-    """``ufunc(x)`` of one batched value: the ufunc on the physical value, batch axis where it
-    was. A value whose physical array is itself batched (an outer level) goes straight to the
-    outer level's dispatcher instead of through NumPy's protocol."""
-    def fast(x, _rec=RECORDERS):
-        level = x._level
-        if not level.alive:
-            level.check_alive()
-        if _rec:
-            record(ufunc, Path.BOXED)
-        v = x._value
-        res = ufunc(v) if type(v) is not BatchedTensor else \
-            slots.ufunc_call(ufunc, "__call__", (v,), {})
-        if ufunc.nout == 1:
-            return new_batched(res, x._bdim, level)
-        return tuple(new_batched(r, x._bdim, level) for r in res)
+def unary_fast(x, ufunc=None, single: bool = True, _bt=BatchedTensor, _make=object.__new__,
+               _rec=RECORDERS):
+    """``ufunc(x)`` of one batched value (``single``: ``ufunc`` has one output): the ufunc on
+    the physical value, batch axis where it was. A value whose physical array is itself batched
+    (an outer level) goes straight to the outer level's dispatcher instead of through NumPy's
+    protocol."""
+    level = x._level
+    if not level.alive:
+        level.check_alive()
+    if _rec:
+        record(ufunc, Path.BOXED)
+    v = x._value
+    res = ufunc(v) if type(v) is not _bt else slots.ufunc_call(ufunc, "__call__", (v,), {})
+    if single:
+        r = _make(_bt)
+        r._value = res
+        r._bdim = x._bdim
+        r._level = level
+        return r
+    return tuple(new_batched(r, x._bdim, level) for r in res)
 
+
+def unary_fast_path(ufunc, name: str) -> Callable:
+    """``unary_fast`` with ``ufunc`` bound, as a method called ``name`` (``__neg__``): the same
+    code object with another default, not a function that calls it (a unary operator costs
+    ~0.5 µs above NumPy, and one more call would add a sixth)."""
+    fast = types.FunctionType(unary_fast.__code__, unary_fast.__globals__, name,
+                              (ufunc, ufunc.nout == 1) + unary_fast.__defaults__[2:])
+    fast.__qualname__ = f"BatchedTensor.{name}"
+    fast.__doc__ = f"``numpy.{ufunc.__name__}(self)``: see ``plumbing.unary_fast``."
     return fast
 
 
-def binary_fast_path(ufunc, on_miss: Callable | None = None,
-                     reflected: bool = False) -> Callable:
-    """``fast(x, y)``: ``ufunc(x, y)`` (``ufunc(y, x)`` if ``reflected``, for the operators
-    ``__radd__``...) where at least one operand is a BatchedTensor, on the physical values
-    when they line up:
+def binary_fast_paths(ufunc, on_miss: Callable | None = None) -> tuple:
+    """``(forward, reflected, either)`` for binary ufunc ``ufunc``: ``forward(x, y)`` is
+    ``ufunc(x, y)`` and ``reflected(x, y)`` is ``ufunc(y, x)`` for a BatchedTensor ``x`` (the
+    operators ``__add__`` and ``__radd__``); ``either(a, b)`` is ``ufunc(a, b)`` where either
+    operand may be the BatchedTensor (``dispatch.ufunc_call``). On the physical values when
+    they line up:
 
     - both batched at one level with the same batch axis and physical rank;
     - one batched, the other a Python or NumPy scalar;
@@ -155,45 +170,66 @@ def binary_fast_path(ufunc, on_miss: Callable | None = None,
       broadcasts right-aligned against one example as it is);
 
     then ``front_aligned`` (ranks padded); otherwise ``on_miss(ufunc, a, b)`` with the operands
-    in the ufunc's order (None if not given: the caller's general path follows)."""
-    def fast(a, b, _bt=BatchedTensor, _make=object.__new__, _rec=RECORDERS,
-             _scalars=SCALAR_TYPES, _nd=np.ndarray):
-        if reflected:
-            a, b = b, a
-        ta, tb = type(a), type(b)
-        res = None
-        if ta is _bt:
-            level = a._level
-            if level.alive:
-                if tb is _bt:
-                    v, bd, ov = a._value, a._bdim, b._value
-                    if b._level is level and b._bdim == bd and ov.ndim == v.ndim:
-                        res = ufunc(v, ov)
-                elif tb in _scalars:
-                    res, bd = ufunc(a._value, b), a._bdim
-                elif tb is _nd and not a._bdim and b.ndim < a._value.ndim:
-                    res, bd = ufunc(a._value, b), 0
-        elif tb is _bt:
-            level = b._level
-            if level.alive:
-                if ta in _scalars:
-                    res, bd = ufunc(a, b._value), b._bdim
-                elif ta is _nd and not b._bdim and a.ndim < b._value.ndim:
-                    res, bd = ufunc(a, b._value), 0
-        if res is not None:
-            if _rec:
-                record(ufunc, Path.BOXED)
-            r = _make(_bt)
-            r._value = res
-            r._bdim = bd
-            r._level = level
-            return r
-        res = front_aligned(ufunc, a, b, ta, tb)
+    in the ufunc's order (None if not given: the caller's general path follows). ``forward``
+    and ``reflected`` are the same steps with the operands in the other order, written out
+    twice because they are the Python operators themselves, where one more call would cost a
+    tenth of the interception."""
+    def forward(self, other, _bt=BatchedTensor, _make=object.__new__, _rec=RECORDERS,
+                _scalars=SCALAR_TYPES, _nd=np.ndarray):
+        level = self._level
+        t = type(other)
+        if level.alive:
+            v = self._value
+            if t is _bt:
+                ov = other._value
+                if other._level is level and other._bdim == self._bdim and ov.ndim == v.ndim:
+                    if _rec:
+                        record(ufunc, Path.BOXED)
+                    r = _make(_bt)
+                    r._value = ufunc(v, ov)
+                    r._bdim = self._bdim
+                    r._level = level
+                    return r
+            elif t in _scalars or (t is _nd and not self._bdim and other.ndim < v.ndim):
+                if _rec:
+                    record(ufunc, Path.BOXED)
+                r = _make(_bt)
+                r._value = ufunc(v, other)
+                r._bdim = self._bdim
+                r._level = level
+                return r
+        res = front_aligned(ufunc, self, other, _bt, t)
         if res is not None or on_miss is None:
             return res
-        return on_miss(ufunc, a, b)
+        return on_miss(ufunc, self, other)
 
-    return fast
+    def reflected(self, other, _bt=BatchedTensor, _make=object.__new__, _rec=RECORDERS,
+                  _scalars=SCALAR_TYPES, _nd=np.ndarray):
+        level = self._level
+        t = type(other)
+        if level.alive:
+            v = self._value
+            if t in _scalars or (t is _nd and not self._bdim and other.ndim < v.ndim):
+                if _rec:
+                    record(ufunc, Path.BOXED)
+                r = _make(_bt)
+                r._value = ufunc(other, v)
+                r._bdim = self._bdim
+                r._level = level
+                return r
+        res = front_aligned(ufunc, other, self, t, _bt)
+        if res is not None or on_miss is None:
+            return res
+        return on_miss(ufunc, other, self)
+
+    def either(a, b, _bt=BatchedTensor):
+        if type(a) is _bt:
+            return forward(a, b)
+        if type(b) is _bt:
+            return reflected(b, a)
+        return None if on_miss is None else on_miss(ufunc, a, b)
+
+    return forward, reflected, either
 
 
 def inplace_fast_path(ufunc, on_miss: Callable) -> Callable:

@@ -20,8 +20,8 @@ from typing import Any, Callable, Iterator
 
 import numpy as np
 
-__all__ = ["StrEnum", "Path", "ParamKind", "BoxedKind", "Param", "Binder", "OpEntry", "REGISTRY", "lookup",
-           "register", "op_name", "batch_rule", "decomposition", "binder_from_signature",
+__all__ = ["StrEnum", "Path", "ParamKind", "BoxedKind", "Param", "Binder", "OpEntry", "REGISTRY",
+           "lookup", "register", "op_name", "batch_rule", "decomposition", "binder_from_signature",
            "RECORDERS", "record", "record_paths", "register_physical_type", "is_physical_type",
            "slots"]
 

@@ -488,7 +488,8 @@ def transpose_view(x: BatchedTensor) -> BatchedTensor | None:
     if not _batch_first_array(x):
         return None
     v = x._value
-    return new_batched(v.transpose((0,) + tuple(range(v.ndim - 1, 0, -1))), 0, enter(x, np.transpose))
+    return new_batched(v.transpose((0,) + tuple(range(v.ndim - 1, 0, -1))), 0,
+                       enter(x, np.transpose))
 
 
 def ints_or_sequence(args: tuple):

@@ -218,7 +218,7 @@ def _stack_column(col: list, level, name: str) -> Any:
                 )
         res = new_batched(np.stack(col), 0, level)
         if type(first) is np.ndarray and first.ndim == 0:
-            res._array0d = True  # a 0-d array per example, not a scalar: see tensor.scalar_per_example
+            res._array0d = True  # a 0-d array per example, not a NumPy scalar
         return res
     for i, x in enumerate(col):
         same = x is first

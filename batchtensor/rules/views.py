@@ -13,7 +13,7 @@ from numpy.exceptions import AxisError
 
 from ..registry import batch_rule
 from ..tensor import BatchedTensor, ndarray_astype, reshape_view, transpose_view
-from ._helpers import (NoValue, batch_size_of, logical_shape, move_bdim_to_front,
+from ._helpers import (batch_size_of, logical_shape, move_bdim_to_front,
                        pad_to_rank, physical_axis, wrap_axes, wrap_axis)
 
 

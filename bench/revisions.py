@@ -1,0 +1,172 @@
+"""Two revisions of batchtensor in one process: did a change slow the hot path?
+
+Checks out ``--base`` (a commit) into a temporary git worktree and imports its package under
+another name (``batchtensor_base``: the package's imports are relative, so it runs as it is)
+beside this checkout's ``batchtensor``. Then, round after round, each timing is taken for both
+revisions back to back, in alternating order, together with plain NumPy:
+
+- ``x + x`` on a batch-first [64, 8] value (the operator fast path), per op above NumPy;
+- ``-x``, the unary operator, per op above NumPy;
+- ``np.sin(x)`` and ``np.add(x, x)`` (NumPy's protocol, then ``dispatch.ufunc_call``), per
+  op above NumPy;
+- ``x.sum(axis=0)`` and ``x[1]`` (a function hook, the indexing hot path);
+- the fixed cost of a ``vmap`` call of the identity;
+- the Lorenz RK4 step of ``bench/workloads.py`` (batch 1024, dispatch-bound), as a ratio to
+  hand-vectorised NumPy.
+
+The machine drifts within a minute, so every figure is the median over rounds, and the last
+column is the median of the per-round ratios new / base (below 1: the new one is faster).
+
+    python bench/revisions.py --base main~3 [--rounds 31] [--json FILE]
+"""
+
+from __future__ import annotations
+
+import argparse
+import importlib.util
+import json
+import statistics
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+import numpy as np
+
+ROOT = Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(ROOT))
+sys.path.insert(0, str(ROOT / "bench"))
+import batchtensor as bt  # noqa: E402
+import workloads  # noqa: E402
+
+
+def load_package(name: str, directory: Path):
+    """Import the package in ``directory`` as top-level module ``name``."""
+    spec = importlib.util.spec_from_file_location(
+        name, directory / "__init__.py", submodule_search_locations=[str(directory)])
+    module = importlib.util.module_from_spec(spec)
+    sys.modules[name] = module
+    spec.loader.exec_module(module)
+    return module
+
+
+def _time(fn, number: int) -> float:
+    t0 = time.perf_counter()
+    for _ in range(number):
+        fn()
+    return (time.perf_counter() - t0) / number
+
+
+def _cases(lib) -> dict:
+    """name -> (function of the revision's vmap, its arguments, the NumPy reference or None,
+    ops per call)."""
+    rng = np.random.default_rng(0)
+    xs = rng.normal(size=(64, 8))
+    (s, p), _ = workloads.make_rk4(rng, "dispatch")
+    n = 50
+
+    def adds(x):
+        y = x
+        for _ in range(n):
+            y = y + x
+        return y
+
+    def sines(x):
+        y = x
+        for _ in range(n):
+            y = np.sin(y)
+        return y
+
+    def negs(x):
+        y = x
+        for _ in range(n):
+            y = -y
+        return y
+
+    def np_adds(x):
+        y = x
+        for _ in range(n):
+            y = np.add(y, x)
+        return y
+
+    def sums(x):
+        for _ in range(n):
+            r = x.sum(axis=0)
+        return r
+
+    def items(x):
+        for _ in range(n):
+            r = x[1]
+        return r
+
+    return {
+        "x + x (µs above NumPy per op)": (lib.vmap(adds), (xs,), lambda: adds(xs), n),
+        "np.sin(x) (µs above NumPy per op)": (lib.vmap(sines), (xs,), lambda: sines(xs), n),
+        "-x (µs above NumPy per op)": (lib.vmap(negs), (xs,), lambda: negs(xs), n),
+        "np.add(x, x) (µs above NumPy per op)": (lib.vmap(np_adds), (xs,), lambda: np_adds(xs),
+                                                 n),
+        "x.sum(axis=0) (µs per op)": (lib.vmap(sums), (xs,), None, n),
+        "x[1] (µs per op)": (lib.vmap(items), (xs,), None, n),
+        "vmap call, identity (µs)": (lib.vmap(lambda x: x), (xs,), None, 1),
+        "Lorenz RK4 / hand-vectorised": (lib.vmap(workloads.rk4), (s, p),
+                                         lambda: workloads.rk4_vec(s, p), None),
+    }
+
+
+def measure(libs: dict, rounds: int, number: int = 20) -> dict:
+    cases = {name: _cases(lib) for name, lib in libs.items()}
+    for name, lib in libs.items():  # correctness before timing
+        for case, (fn, args, ref, _) in cases[name].items():
+            if case.startswith("Lorenz"):
+                want = np.stack([workloads.rk4(*ex) for ex in zip(*args)])
+                np.testing.assert_allclose(fn(*args), want, rtol=1e-12)
+    samples: dict = {case: {name: [] for name in libs} for case in cases["new"]}
+    order = list(libs)
+    for r in range(rounds):
+        for case in samples:
+            ref = cases["new"][case][2]
+            t_ref = _time(ref, number) if ref is not None else None
+            for name in (order if r % 2 else order[::-1]):
+                fn, args, _, ops = cases[name][case]
+                t = _time(lambda: fn(*args), number)
+                if ops is None:
+                    value = t / t_ref
+                elif t_ref is not None:
+                    value = (t - t_ref) / ops * 1e6
+                else:
+                    value = t / ops * 1e6
+                samples[case][name].append(value)
+    return {case: {"base": statistics.median(v["base"]), "new": statistics.median(v["new"]),
+                   "new / base": statistics.median(a / b for a, b in zip(v["new"], v["base"]))}
+            for case, v in samples.items()}
+
+
+def main(argv=None) -> int:
+    p = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    p.add_argument("--base", required=True, help="the commit to compare this checkout with")
+    p.add_argument("--rounds", type=int, default=31)
+    p.add_argument("--json", metavar="FILE")
+    a = p.parse_args(argv)
+    with tempfile.TemporaryDirectory() as tmp:
+        base_tree = Path(tmp) / "base"
+        subprocess.run(["git", "worktree", "add", "--detach", str(base_tree), a.base],
+                       cwd=ROOT, check=True, capture_output=True)
+        try:
+            base = load_package("batchtensor_base", base_tree / "batchtensor")
+            table = measure({"base": base, "new": bt}, a.rounds)
+        finally:
+            subprocess.run(["git", "worktree", "remove", "--force", str(base_tree)], cwd=ROOT,
+                           check=False, capture_output=True)
+    print(f"base {a.base} vs this checkout, one process: medians of {a.rounds} rounds\n")
+    print("| figure | base | new | new / base (median of rounds) |")
+    print("|---|---|---|---|")
+    for k, v in table.items():
+        print(f"| {k} | {v['base']:.3f} | {v['new']:.3f} | {v['new / base']:.3f} |")
+    if a.json:
+        Path(a.json).write_text(json.dumps({"base": a.base, "table": table}, indent=2))
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
