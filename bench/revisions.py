@@ -29,7 +29,6 @@ import statistics
 import subprocess
 import sys
 import tempfile
-import time
 from pathlib import Path
 
 import numpy as np
@@ -39,6 +38,7 @@ sys.path.insert(0, str(ROOT))
 sys.path.insert(0, str(ROOT / "bench"))
 import batchtensor as bt  # noqa: E402
 import workloads  # noqa: E402
+from dispatch import timeit  # noqa: E402
 
 
 def load_package(name: str, directory: Path):
@@ -49,13 +49,6 @@ def load_package(name: str, directory: Path):
     sys.modules[name] = module
     spec.loader.exec_module(module)
     return module
-
-
-def _time(fn, number: int) -> float:
-    t0 = time.perf_counter()
-    for _ in range(number):
-        fn()
-    return (time.perf_counter() - t0) / number
 
 
 def _cases(lib) -> dict:
@@ -126,10 +119,10 @@ def measure(libs: dict, rounds: int, number: int = 20) -> dict:
     for r in range(rounds):
         for case in samples:
             ref = cases["new"][case][2]
-            t_ref = _time(ref, number) if ref is not None else None
+            t_ref = timeit(ref, number) if ref is not None else None
             for name in (order if r % 2 else order[::-1]):
                 fn, args, _, ops = cases[name][case]
-                t = _time(lambda: fn(*args), number)
+                t = timeit(lambda: fn(*args), number)
                 if ops is None:
                     value = t / t_ref
                 elif t_ref is not None:
