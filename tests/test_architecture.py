@@ -187,3 +187,12 @@ def test_the_checks_find_what_they_look_for(tmp_path):
         "batchtensor.levels line 2 imports batchtensor.api inside a function"]
     assert private_imports(modules, imports) == [
         "batchtensor.boxed line 1 imports _hidden from batchtensor.errors"]
+
+
+def test_opinfo_mirrors_the_rule_families():
+    """Every family in rules/ has its OpInfo entries in opinfo/ops_<family>.py."""
+    opinfo = PACKAGE.parent / "opinfo"
+    families = [m.split(".", 1)[1] for m in MODULES
+                if m.startswith("rules.") and not m.startswith("rules._")]
+    missing = [f for f in families if not (opinfo / f"ops_{f}.py").exists()]
+    assert families and not missing, f"no opinfo/ops_<family>.py for {missing}"
