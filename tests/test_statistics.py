@@ -120,3 +120,37 @@ def test_max_min_over_a_short_last_axis_match_the_loop(op, dtype, n):
         want = np.stack([f(x) for x in data])
         assert got.dtype == want.dtype and got.shape == want.shape
         np.testing.assert_array_equal(got, want)
+
+
+_SUMS = [np.sum, np.mean, np.var, np.std, np.nansum, np.nanmean, np.nanvar, np.nanstd,
+         np.add.reduce, np.average, np.trapezoid, np.linalg.vector_norm,
+         lambda x: x.sum(), lambda x: x.mean(keepdims=True), lambda x: np.sum(x, axis=-1)]
+
+
+@pytest.mark.parametrize("op", _SUMS, ids=lambda f: getattr(f, "__name__", "method"))
+@pytest.mark.parametrize("in_axes", [1, -1])
+def test_sums_keep_pairwise_accuracy_with_the_batch_axis_innermost(op, in_axes):
+    """With the batch axis innermost in memory, the batched sum's inner loop ran over the
+    batch, adding each example's elements one after the other: float16 ones stopped at 2048
+    (the loop gives 16384) and float32 lost digits. Each example is now summed as the loop
+    sums it: bit for bit for 1-d examples."""
+    rng = np.random.default_rng(3)
+    ones = np.ones((16384, 3), np.float16)
+    normal = rng.normal(size=(50_000, 4)).astype(np.float32)
+    for xs in (ones, normal):
+        got = bt.vmap(op, in_axes=in_axes)(xs)
+        want = np.stack([op(x) for x in np.moveaxis(xs, in_axes, 0)])
+        assert got.dtype == want.dtype
+        np.testing.assert_array_equal(got, want)
+
+
+@pytest.mark.parametrize("axis", [None, 0, 1])
+def test_sums_of_2d_examples_with_the_batch_axis_innermost(axis):
+    xs = np.random.default_rng(4).normal(size=(300, 200, 3)).astype(np.float32)
+    got = bt.vmap(lambda x: np.sum(x, axis=axis), in_axes=2)(xs)
+    want = np.stack([np.sum(xs[..., i], axis=axis) for i in range(3)])
+    np.testing.assert_array_equal(got, want)
+    half = np.ones((8, 4096, 3), np.float16)  # 32768 ones per example: pairwise is exact
+    got = bt.vmap(lambda x: np.sum(x, axis=axis), in_axes=-1)(half)
+    np.testing.assert_array_equal(got, np.stack([np.sum(half[..., i], axis=axis)
+                                                 for i in range(3)]))

@@ -21,8 +21,9 @@ from ..errors import unbatched_out_error
 from ..plumbing import unwrap, wrap
 from ..registry import (ARRAY, RECORDERS, BoxedKind, OpEntry, Path, StrEnum,
                         binder_from_signature, record, register)
-from ..rules._helpers import (NoValue, align_front, dry_run, ensure_bdim, move_bdim_to_front,
-                              physical_axis, require, truthy, wrap_axes, wrap_axis)
+from ..rules._helpers import (NoValue, align_front, batch_outermost, dry_run, ensure_bdim,
+                              move_bdim_to_front, physical_axis, require, truthy, wrap_axes,
+                              wrap_axis)
 from ..tensor import BatchedTensor, new_batched
 
 __all__ = ["reduction", "reduce_physical", "ReductionKind", "REDUCE", "INDEX", "SCAN"]
@@ -38,6 +39,15 @@ class ReductionKind(StrEnum):
 
 
 REDUCE, INDEX, SCAN = ReductionKind.REDUCE, ReductionKind.INDEX, ReductionKind.SCAN
+
+
+#: reductions that add an example's elements (NumPy sums them pairwise: see batch_outermost)
+SUMMING = frozenset({np.sum, np.mean, np.var, np.std, np.nansum, np.nanmean, np.nanvar,
+                     np.nanstd})
+
+
+def _sums(op) -> bool:
+    return op in SUMMING or getattr(op, "__self__", None) is np.add  # np.add.reduce
 
 
 def _given_array(v: Any) -> bool:
@@ -61,6 +71,8 @@ def reduce_physical(op, name: str, kind: str, level, x, bd, axis, kw: dict, *,
     if bd is None:  # only where= or out= is batched
         size = w.shape[wb] if wb is not None else o.shape[ob]
         x, bd = ensure_bdim(x, None, size), 0
+    elif kind is REDUCE and x.dtype.kind in "fc" and _sums(op):
+        x, bd = batch_outermost(x, bd), 0
     nd = x.ndim - 1
     keepdims = truthy(kw.get("keepdims", False))
     if has_where:
@@ -222,12 +234,15 @@ def _fast_reduction(op, kind: str):
     NotImplemented (the general path)."""
     params = inspect.signature(op).parameters
     passed = frozenset(k for k in ("keepdims", "ddof", "dtype") if k in params)
+    summing = op in SUMMING
 
     def fast(level, args, kwargs):
         call = _plain_reduction_call(level, args, kwargs, passed, outer=False)
         if call is None:
             return NotImplemented
         v, bd, axis, kw = call
+        if summing and v.dtype.kind in "fc" and (bd or not v.flags.c_contiguous):
+            v, bd = batch_outermost(v, bd), 0
         keepdims = kw.get("keepdims", False)
         keepdims = keepdims is not NoValue and bool(keepdims)
         nd = v.ndim - 1
@@ -262,6 +277,9 @@ def _fast_ufunc_reduce(op):
             return NotImplemented
         v, bd, axis, kw = call
         tv = type(v)
+        if ufunc is np.add and tv is np.ndarray and v.dtype.kind in "fc" and (
+                bd or not v.flags.c_contiguous):
+            v, bd = batch_outermost(v, bd), 0
         keepdims = kw.get("keepdims", False)
         keepdims = keepdims is not NoValue and bool(keepdims)
         dtype = kw.get("dtype", dtype0)

@@ -20,7 +20,7 @@ NoValue = np._NoValue
 __all__ = ["NoValue", "given", "truthy", "move_bdim_to_front", "logical_rank", "wrap_axis",
            "wrap_axes", "physical_axis", "ensure_bdim", "pad_to_rank", "batch_size_of",
            "align_front", "align_pointwise", "logical_shape", "ndim_of", "dry_run",
-           "LoopFallback", "require"]
+           "LoopFallback", "require", "batch_outermost"]
 
 
 def given(v: Any) -> bool:
@@ -97,6 +97,31 @@ def ensure_bdim(x: Any, bdim: int | None, size: int) -> Any:
         # constant there first, or NumPy would bake the concrete size into it.
         x = np.asarray(x, like=like)
     return np.broadcast_to(np.expand_dims(x, 0), (size,) + tuple(x.shape))
+
+
+def batch_outermost(x: Any, bdim: int | None) -> Any:
+    """``x`` with its batch axis first and outermost in memory, for a sum over example axes.
+
+    NumPy sums an example's elements pairwise when its innermost loop runs over them. If the
+    batch axis lies inside the examples' memory (``in_axes=-1``, a transposed input), the
+    innermost loop of the batched sum runs over the batch instead, and each example is summed
+    element after element: float16 ones then stop growing at 2048, and float32 loses digits.
+    Where that is so (a NumPy array whose batch axis is not the largest stride), this is a copy
+    in which each example is one block, its axes in the order they had in memory (the loop's
+    order); otherwise the batch axis moved to the front (a view)."""
+    x = move_bdim_to_front(x, bdim)
+    if type(x) is not np.ndarray or x.ndim < 2 or x.shape[0] < 2 or x.flags.c_contiguous:
+        return x
+    strides = [abs(s) for s in x.strides]
+    inner = [i for i in range(1, x.ndim) if x.shape[i] > 1]
+    if all(strides[i] <= strides[0] for i in inner):
+        return x
+    order = sorted(range(1, x.ndim), key=lambda i: -strides[i])  # outer to inner, as in memory
+    perm = (0, *order)
+    blocks = np.empty(tuple(x.shape[p] for p in perm), dtype=x.dtype)
+    out = blocks.transpose(tuple(np.argsort(perm)))
+    out[...] = x
+    return out
 
 
 def pad_to_rank(x: Any, rank: int) -> Any:

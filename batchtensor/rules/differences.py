@@ -12,7 +12,8 @@ import math
 import numpy as np
 
 from ..registry import batch_rule
-from ._helpers import batch_size_of, ensure_bdim, logical_rank, physical_axis, wrap_axis
+from ._helpers import (batch_outermost, batch_size_of, ensure_bdim, logical_rank,
+                       physical_axis, wrap_axis)
 from .quantiles import reduced_axes
 
 
@@ -111,4 +112,4 @@ def trapezoid_rule(y, y_bdim, x=None, x_bdim=None, dx=1.0, axis=-1):
                 d = np.expand_dims(d, tuple(range(1, 1 + nd - xnd)))
     hi = (slice(None),) * (ax + 1) + (slice(1, None),)
     lo = (slice(None),) * (ax + 1) + (slice(None, -1),)
-    return np.sum(d * (yv[hi] + yv[lo]) / 2.0, axis=ax + 1), 0
+    return np.sum(batch_outermost(d * (yv[hi] + yv[lo]) / 2.0, 0), axis=ax + 1), 0

@@ -21,8 +21,8 @@ from ..boxed.variadic import align_core, variadic_bdims
 from ..plumbing import unwrap
 from ..errors import BatchingError
 from ..registry import REGISTRY, batch_rule, decomposition, op_name
-from ._helpers import (NoValue, batch_size_of, ensure_bdim, logical_rank, logical_shape,
-                       move_bdim_to_front, pad_to_rank, require, wrap_axis)
+from ._helpers import (NoValue, batch_outermost, batch_size_of, ensure_bdim, logical_rank,
+                       logical_shape, move_bdim_to_front, pad_to_rank, require, wrap_axis)
 from .products import as_operand, raise_numpy_error, reshape_front, stand_in
 
 LinAlgError = np.linalg.LinAlgError
@@ -211,7 +211,7 @@ def _norm_axes(axis, nd: int) -> tuple:
 
 @batch_rule(np.linalg.norm)
 def norm_rule(x, x_bdim, ord=None, axis=None, keepdims=False):
-    v = move_bdim_to_front(x, x_bdim)
+    v = batch_outermost(x, x_bdim)  # norms sum squares: the loop's pairwise order
     nd = v.ndim - 1
     if axis is None:
         if ord is None or (ord in ("f", "fro") and nd == 2) or (ord == 2 and nd == 1):
@@ -229,7 +229,7 @@ def norm_rule(x, x_bdim, ord=None, axis=None, keepdims=False):
 
 @batch_rule(np.linalg.vector_norm)
 def vector_norm_rule(x, x_bdim, /, *, axis=None, keepdims=False, ord=2):
-    v = move_bdim_to_front(x, x_bdim)
+    v = batch_outermost(x, x_bdim)
     shape = v.shape[1:]
     nd = len(shape)
     if axis is None:

@@ -13,7 +13,8 @@ import warnings
 import numpy as np
 
 from ..registry import batch_rule
-from ._helpers import batch_size_of, dry_run, ensure_bdim, logical_rank, logical_shape
+from ._helpers import (batch_outermost, batch_size_of, dry_run, ensure_bdim, logical_rank,
+                       logical_shape)
 from .quantiles import reduced_axes, small
 
 
@@ -34,7 +35,7 @@ def average_rule(a, a_bdim, axis=None, weights=None, weights_bdim=None, returned
     nd = logical_rank(a, a_bdim)
     laxes = reduced_axes(axis, nd)
     n = batch_size_of((a, weights), (a_bdim, weights_bdim))
-    x = ensure_bdim(a, a_bdim, n)
+    x = batch_outermost(ensure_bdim(a, a_bdim, n), 0)
     kw = {} if keepdims is np._NoValue else {"keepdims": keepdims}
     if weights is not None:
         # NumPy's shape checks on one example (ones: no division by zero)
