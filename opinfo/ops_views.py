@@ -1,10 +1,12 @@
 """Views and reshapes: reshape ravel transpose moveaxis swapaxes expand_dims squeeze broadcast_to
 flip roll diagonal real imag matrix_transpose copy astype rollaxis fliplr flipud rot90
-atleast_1d/2d/3d broadcast_arrays, np.shape/ndim/size, and the ndarray methods routed to them."""
+atleast_1d/2d/3d broadcast_arrays sliding_window_view, np.shape/ndim/size, and the ndarray
+methods routed to them."""
 
 from __future__ import annotations
 
 import numpy as np
+from numpy.lib.stride_tricks import sliding_window_view
 
 from batchtensor.tensor import ndarray_astype
 
@@ -181,6 +183,21 @@ def broadcast_to_samples(rng, dtype):
     yield S((_a(rng, (3,), dtype), (-1, 3)), {}, "negative")
 
 
+def sliding_window_view_samples(rng, dtype):
+    yield S((_a(rng, (6,), dtype), 3), {}, "1-d, int window")
+    yield S((_a(rng, (4, 5), dtype), (2, 3)), {}, "2-d, a window per axis")
+    yield S((_a(rng, (4, 5), dtype), 2), {"axis": 0}, "one axis")
+    yield S((_a(rng, (4, 5), dtype), (2,)), {"axis": -1}, "negative axis")
+    yield S((_a(rng, (4, 5), dtype), (2, 2)), {"axis": (1, 1)}, "an axis twice")
+    yield S((_a(rng, (3, 4), dtype), 2), {"axis": 1, "writeable": True}, "writeable")
+    yield S((_a(rng, (5,), dtype), 0), {}, "empty window")
+    yield S((_a(rng, (0, 4), dtype), (0, 2)), {}, "size-0 axis")
+    yield S((_a(rng, (), dtype), ()), {}, "0-d")
+    yield S((_a(rng, (3,), dtype), 4), {}, "window larger than the axis")
+    yield S((_a(rng, (3, 4), dtype), 2), {}, "too few window dims for axis=None")
+    yield S((_a(rng, (3,), dtype), -1), {}, "negative window")
+
+
 def atleast_samples(rng, dtype):
     for shape in [(), (4,), (2, 3), (2, 0, 3), (1, 2, 3, 1)]:
         yield S((_a(rng, shape, dtype),), {}, f"{shape}")
@@ -349,6 +366,8 @@ OPS = [
     OpInfo("broadcast_to", np.broadcast_to, broadcast_to_samples, "rule", dtypes=F64_I32),
     OpInfo("broadcast_arrays", np.broadcast_arrays, broadcast_arrays_samples, "rule",
            dtypes=F64_I32),
+    OpInfo("lib.stride_tricks.sliding_window_view", sliding_window_view,
+           sliding_window_view_samples, "rule", dtypes=(np.float64, np.int32, np.bool_)),
     OpInfo("atleast_1d", np.atleast_1d, atleast_samples, "rule", dtypes=F64_C128),
     OpInfo("atleast_2d", np.atleast_2d, atleast_samples, "rule", dtypes=(np.int64,)),
     OpInfo("atleast_3d", np.atleast_3d, atleast_samples, "rule", dtypes=(np.bool_,)),

@@ -229,3 +229,51 @@ def test_op_names():
     assert op_name(np.add.reduce) == "numpy.add.reduce"
     assert op_name(np.linalg.solve) == "numpy.linalg.solve"
     assert op_name(np.sum) == "numpy.sum"
+
+
+def test_loop_fallback_keeps_read_only_and_view_results_unwritable():
+    """Per example these ops return a read-only array, or a view that a write would go
+    through to the argument; the loop fallback stacks copies, so it makes them read-only: a
+    write raises, as through NumPy's read-only views, instead of silently missing the input."""
+    xs = np.arange(12.0).reshape(3, 4)
+
+    def every_other(x):  # a view of the argument
+        return x[::2]
+
+    def read_only(x):
+        return np.broadcast_to(x[:1], (2,))
+
+    for op in (every_other, read_only):
+        with bt.vmap_level() as level:
+            res = loop_call(op, (bt.BatchedTensor(xs, 0),), {}, level)
+            with pytest.raises(ValueError, match="read-only"):
+                res[0] = -1.0
+            np.testing.assert_array_equal(level.unwrap(res), np.stack([op(x) for x in xs]))
+    with bt.vmap_level() as level:  # a fresh result stays writeable
+        res = loop_call(lambda x: x * 2, (bt.BatchedTensor(xs, 0),), {}, level)
+        res[0] = -1.0
+        assert level.unwrap(res)[:, 0].tolist() == [-1.0] * 3
+
+
+def test_sliding_window_view_is_a_read_only_view_as_in_numpy():
+    from numpy.lib.stride_tricks import sliding_window_view
+
+    xs = np.arange(24.0).reshape(2, 3, 4)
+
+    def windows(x):
+        w = sliding_window_view(x, 2, axis=1)
+        try:
+            w[0, 0, 0] = -1.0
+        except ValueError as e:
+            assert "read-only" in str(e)
+        v = sliding_window_view(x, 2, axis=1, writeable=True)
+        v[0, 0, 0] = -1.0  # reaches x, as in the loop
+        return w
+
+    a, b = xs.copy(), xs.copy()
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")  # a rule, not the loop fallback
+        got = bt.vmap(windows)(a)
+    want = np.stack([windows(x) for x in b])
+    np.testing.assert_array_equal(got, want)
+    np.testing.assert_array_equal(a, b)

@@ -52,7 +52,7 @@ def _select(obj: Any, level, i: int, sources: dict) -> Any:
             return obj
         b = obj._bdim
         example = obj._value[(slice(None),) * b + (i, Ellipsis)]
-        sources[id(example)] = obj
+        sources[id(example)] = (obj, example)
         return example
     if t is list or t is tuple:
         return t(_select(x, level, i, sources) for x in obj)
@@ -115,7 +115,7 @@ def loop_call(op, args: tuple, kwargs: dict, level) -> Any:
             a = _select(args, level, i, sources)
             k = _select(kwargs, level, i, sources)
             res = op(*a, **k)
-            results.append(_mark_inputs(res, sources))
+            results.append(_mark_inputs(res, sources, frozen))
     except ValueError as e:
         if frozen and "read-only" in str(e):
             raise BatchingError(
@@ -163,11 +163,31 @@ class _Input:
         self.source = source
 
 
-def _mark_inputs(res: Any, sources: dict) -> Any:
+class _View:
+    """Marks a per-example result that is read-only or a view of an argument
+    (``sliding_window_view``, ``broadcast_to``, a slice): the stacked batch is a copy, so it is
+    made read-only too. A write through it then raises, as it does through NumPy's read-only
+    views; through a writeable view it would have reached the argument in the loop, and would
+    not through the copy."""
+
+    __slots__ = ("value",)
+
+    def __init__(self, value):
+        self.value = value
+
+
+def _mark_inputs(res: Any, sources: dict, frozen: list) -> Any:
     leaves, td = flatten(res)
-    if any(id(x) in sources for x in leaves):
-        return unflatten(td, [_Input(sources[id(x)]) if id(x) in sources else x for x in leaves])
-    return res
+    marked = []
+    for x in leaves:
+        if id(x) in sources:
+            x = _Input(sources[id(x)][0])
+        elif type(x) is np.ndarray and (not x.flags.writeable or any(
+                np.may_share_memory(x, a) for a in (*(e for _, e in sources.values()),
+                                                    *frozen))):
+            x = _View(x)
+        marked.append(x)
+    return unflatten(td, marked)
 
 
 def _is_arraylike(x: Any) -> bool:
@@ -190,6 +210,9 @@ def stack_results(results: list, level, name: str) -> Any:
 
 
 def _stack_column(col: list, level, name: str) -> Any:
+    read_only = any(isinstance(x, _View) for x in col)
+    if read_only:
+        col = [x.value if isinstance(x, _View) else x for x in col]
     first = col[0]
     if isinstance(first, _Input):
         if all(isinstance(x, _Input) and x.source is first.source for x in col):
@@ -217,6 +240,8 @@ def _stack_column(col: list, level, name: str) -> Any:
                     f"fixed-size alternative), or run this part outside vmap."
                 )
         res = new_batched(np.stack(col), 0, level)
+        if read_only:
+            res._value.flags.writeable = False
         if type(first) is np.ndarray and first.ndim == 0:
             res._array0d = True  # a 0-d array per example, not a NumPy scalar
         return res

@@ -10,6 +10,8 @@ import operator
 
 import numpy as np
 from numpy.exceptions import AxisError
+from numpy.lib.array_utils import normalize_axis_tuple
+from numpy.lib.stride_tricks import sliding_window_view
 
 from ..registry import batch_rule
 from ..tensor import BatchedTensor, ndarray_astype, reshape_view, transpose_view
@@ -351,6 +353,25 @@ def broadcast_to_rule(array, array_bdim, shape, subok=False):
     if x.ndim - 1 > len(shape):
         raise ValueError("input operand has more dimensions than allowed by the axis remapping")
     return np.broadcast_to(x, (x.shape[0],) + shape, subok=subok), 0
+
+
+@batch_rule(sliding_window_view)
+def sliding_window_view_rule(x, x_bdim, window_shape, axis=None, *, subok=False,
+                             writeable=False):
+    """The windows of every example at once: the batch axis in front, the example's axes
+    shifted past it. A view, read-only unless ``writeable=True``, as NumPy's. NumPy's own
+    argument errors come from the same call on a stride-0 stand-in of one example (it
+    allocates nothing), so that they speak of the example's dimensions."""
+    v = move_bdim_to_front(x, x_bdim)
+    example = np.broadcast_to(np.zeros((), dtype=v.dtype), v.shape[1:])
+    sliding_window_view(example, window_shape, axis)
+    window = tuple(window_shape) if np.iterable(window_shape) else (window_shape,)
+    if axis is None:
+        axes = tuple(range(1, v.ndim))
+    else:
+        axes = tuple(a + 1 for a in normalize_axis_tuple(axis, v.ndim - 1,
+                                                           allow_duplicate=True))
+    return sliding_window_view(v, window, axes, subok=subok, writeable=writeable), 0
 
 
 @batch_rule(np.broadcast_arrays)
