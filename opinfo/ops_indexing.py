@@ -73,6 +73,13 @@ def _basic_keys():
         ((3, 4), True, "True scalar"),
         ((3, 4), False, "False scalar"),
         ((3, 4), (0, True), "int and True scalar"),
+        ((3, 4, 5), (0, slice(None), True), "int and True scalar apart: advanced dims first"),
+        ((3, 4), (True, True), "two True scalars: one dimension"),
+        ((3, 4), (True, False), "True and False scalars: a dimension of length 0"),
+        ((3, 4), (Ellipsis, False), "Ellipsis, False"),
+        ((2, 3, 4), (slice(None), np.True_, 2), "NumPy bool scalar, then an int"),
+        ((3, 4), (True, None, 0, None, True), "True scalars and None around an int"),
+        ((), True, "True scalar into 0-d"),
     ]
 
 

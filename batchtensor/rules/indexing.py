@@ -146,6 +146,8 @@ def _adv_layout(key: list):
 
 def _index_shape(k) -> tuple:
     """Shape an advanced entry contributes to the broadcast (only its rank matters here)."""
+    if _is_bool_scalar(k):
+        return (1,)  # a 0-d boolean index: one dimension of length 1 (True) or 0 (False)
     if isinstance(k, _INT_TYPES):
         return ()
     if k.dtype == bool:
@@ -177,14 +179,19 @@ def _plan(level, xv, xb, key_in) -> _Plan:
             require(scan_level(k) is not level, "a batched slice bound")
     batched = any(type(k) is BatchedTensor and k._level is level for k in key)
     nd = xv.ndim - (xb is not None)
-    if not batched and all(_is_basic(k) or _is_bool_scalar(k) for k in key):
+    bools = any(_is_bool_scalar(k) for k in key)
+    if not batched and not bools and all(_is_basic(k) for k in key):
         ekey = _expand(key, nd)
         pkey, bdim, scalar = _basic_key(ekey, xb)
         rank = sum(_result_dims(k) for k in ekey)
         # NumPy: a 0-d result is a scalar copy unless the key holds an Ellipsis (a 0-d view).
         scalar = scalar and not any(k is Ellipsis for k in key)
         return _Plan(xv, pkey, bdim, None, rank, scalar)
-    require(not any(_is_bool_scalar(k) for k in key), "a boolean scalar with array indices")
+    # NumPy reads a boolean scalar as a 0-d boolean *array*, an advanced index: with one in the
+    # key, integers are advanced indices too, and advanced entries separated by a slice put
+    # their dimension first (x[0, :, True] of a (4, 5) example is (1, 5)).
+    require(not bools or all(_is_basic(k) or _is_bool_scalar(k) for k in key),
+            "a boolean scalar with array indices")
     key = tuple(_as_index_array(k) for k in key)
     if not batched:
         ekey = _expand(key, nd)
