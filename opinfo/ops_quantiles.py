@@ -40,6 +40,13 @@ def _quantile_samples(scale: float, nan: bool):
         yield S((x((2, 3, 4)), q(rng, (3,))), {"axis": (0, 2), "keepdims": True},
                 "tuple axis keepdims")
         yield S((x((2, 3, 4)), q(rng, (3,))), {"keepdims": True}, "axis=None keepdims")
+        yield S((x((3, 4)), q(rng, (2, 2))), {}, "2-d q axis=None")
+        yield S((x((2, 3, 4)), q(rng, (2, 3))), {"keepdims": True}, "2-d q axis=None keepdims")
+        yield S((x((2, 3, 4)), q(rng, (2, 3))), {"axis": (-1, 0), "keepdims": True},
+                "2-d q tuple axis keepdims",
+                loop_reason="NumPy's nan-variants interleave a 2-d q's dimensions with the kept "
+                            "ones over several axes: the loop's odd shape, per example"
+                if nan else None)
         yield S((x(()), q(rng, (3,))), {}, "0-d a")
         yield S((x((2, 0)), q(rng, (3,))), {"axis": 0}, "size-0 kept axis",
                 loop_reason="NumPy's nan-variants give odd shapes for empty lanes" if nan

@@ -132,6 +132,27 @@ def _batched_q_weighted(x, w, q):
     return np.reshape(res, q.shape + rest)
 
 
+def _nan_quantile_one_axis(op, x, q, laxes: tuple, kw: dict):
+    """One example's ``op(x, q)`` (axis=None) for every example of the physical ``x`` (batch
+    axis first), for a nan-variant and a q of two or more dimensions: the example's axes
+    merged into one. Given the batch's axes as a tuple, NumPy's nanquantile interleaves q's
+    dimensions with the others (a (2, 2) q over ``axis=(1, 2)`` of a (3, 4, 5) array gives
+    (2, 3, 2)), where one example's ``axis=None`` gives q's shape."""
+    nd = x.ndim - 1
+    kept = [d for d in range(nd) if d not in laxes]
+    perm = (0,) + tuple(d + 1 for d in kept) + tuple(d + 1 for d in laxes)
+    lanes = tuple(x.shape[d + 1] for d in kept) + (math.prod(x.shape[d + 1] for d in laxes),)
+    kw = dict(kw)
+    keepdims = truthy(kw.pop("keepdims", False))
+    if "weights" in kw:
+        kw["weights"] = np.reshape(np.transpose(kw["weights"], perm), x.shape[:1] + lanes)
+    res = op(np.reshape(np.transpose(x, perm), x.shape[:1] + lanes), q, axis=-1, **kw)
+    if keepdims:
+        res = np.reshape(res, res.shape[:ndim_of(q) + 1]
+                         + tuple(1 if d in laxes else x.shape[d + 1] for d in range(nd)))
+    return res
+
+
 def _quantile_like(op, scale: float, nan: bool):
     name = op.__name__
     unit = "Percentiles must be in the range [0, 100]" if scale == 100 else \
@@ -167,6 +188,12 @@ def _quantile_like(op, scale: float, nan: bool):
             require(not nan or all(x.shape), f"numpy.{name} of an empty array")
             if w is not None:
                 kw["weights"] = w
+            if nan and len(laxes) > 1 and ndim_of(q) > 1:
+                # NumPy's own result for several axes interleaves q's dimensions with the
+                # kept ones (one example's too, so the loop's shape is that odd one)
+                require(axis is None, f"numpy.{name} with a q of 2 or more dims over several "
+                                      f"axes")
+                return _nan_quantile_one_axis(op, x, q, laxes, kw), ndim_of(q)
             res = op(x, q, axis=tuple(a + 1 for a in laxes), **kw)
             return res, ndim_of(q)
         require(not nan, f"numpy.{name} with a batched q")
