@@ -198,9 +198,12 @@ class BatchedTensor:
                 level = self._level
                 if not level.alive:
                     level.check_alive()
+                try:
+                    res = v[:, key]
+                except IndexError:  # out of bounds: the general path says so per example
+                    return slots.function_call(operator.getitem, (self, key), {})
                 if RECORDERS:
                     record(operator.getitem, Path.RULE)
-                res = v[:, key]
                 if nd == 2:  # one example's x[i] is a NumPy scalar: a copy, never a view
                     res = res.copy() if type(res) is np.ndarray else np.copy(res)
                 return new_batched(res, 0, level)
@@ -224,9 +227,12 @@ class BatchedTensor:
             if t is not tuple:
                 key = (key,)
             if len(key) < v.ndim:
+                try:
+                    res = v[(_ALL,) + key]
+                except IndexError:  # out of bounds: the general path says so per example
+                    return slots.function_call(operator.getitem, (self, key), {})
                 if RECORDERS:
                     record(operator.getitem, Path.RULE)
-                res = v[(_ALL,) + key]
                 if len(key) == v.ndim - 1 and all(type(k) is int for k in key):
                     res = res.copy() if type(res) is np.ndarray else np.copy(res)
                 return new_batched(res, 0, level)
@@ -530,7 +536,11 @@ def _getitem_with_ellipsis_or_none(x: BatchedTensor, key: tuple) -> BatchedTenso
             return None
     if used > v.ndim - 1 or ellipses > 1 or (not ellipses and None not in key):
         return None  # out of range (NumPy's error), or no Ellipsis / None: the paths above
-    res = new_batched(v[(_ALL,) + key], 0, enter(x, operator.getitem))
+    try:
+        res = v[(_ALL,) + key]
+    except IndexError:  # out of bounds: the general path says so per example
+        return None
+    res = new_batched(res, 0, enter(x, operator.getitem))
     if res._value.ndim == 1:
         res._array0d = True  # x[0, ...] of a 1-d example: a 0-d array, written in place
     return res

@@ -80,6 +80,15 @@ def _basic_keys():
         ((2, 3, 4), (slice(None), np.True_, 2), "NumPy bool scalar, then an int"),
         ((3, 4), (True, None, 0, None, True), "True scalars and None around an int"),
         ((), True, "True scalar into 0-d"),
+        ((3, 4), [], "empty list: an empty integer index"),
+        ((3, 4), ([], 0), "empty list and an int"),
+        ((3, 4), (slice(None), []), "slice, empty list"),
+        ((3, 4), 1.5, "float index raises"),
+        ((3, 4), (0, 1.0), "float in a tuple raises"),
+        ((3, 4), (slice(None), 9), "out of bounds on the second axis names axis 1"),
+        ((3, 4), (Ellipsis, 5), "out of bounds after an Ellipsis"),
+        ((3, 4), [0, 7], "index list out of bounds"),
+        ((3, 4), [True, False], "boolean list of the wrong length"),
     ]
 
 
@@ -88,6 +97,32 @@ def getitem_basic_samples(rng, dtype):
         yield SampleInput((make_array(rng, shape, dtype), key), name=name)
     yield SampleInput((make_array(rng, (4, 6), dtype, noncontiguous=True), (slice(None), 1)),
                       name="non-contiguous")
+
+
+_RECORD = np.dtype([("a", np.float64), ("b", np.int32), ("c", np.float32, (2,))])
+
+
+def _records(rng, shape):
+    r = np.zeros(shape, _RECORD)
+    r["a"] = rng.normal(size=shape)
+    r["b"] = rng.integers(-5, 5, size=shape)
+    r["c"] = rng.normal(size=shape + (2,))
+    return r
+
+
+def getitem_field_samples(rng, dtype):
+    yield SampleInput((_records(rng, (3,)), "a"), name="one field")
+    yield SampleInput((_records(rng, (2, 3)), "c"), name="a sub-array field")
+    yield SampleInput((_records(rng, ()), "b"), name="0-d record")
+    yield SampleInput((_records(rng, (3,)), "z"), name="no such field raises")
+
+
+def setitem_field_samples(rng, dtype):
+    yield SampleInput((_records(rng, (3,)), "a", make_array(rng, (3,), np.float64)),
+                      name="one field")
+    yield SampleInput((_records(rng, (3,)), "b", 4), name="a Python scalar")
+    yield SampleInput((_records(rng, (2,)), "c", make_array(rng, (2, 2), np.float32)),
+                      name="a sub-array field")
 
 
 def getitem_int_array_samples(rng, dtype):
@@ -284,6 +319,10 @@ OPS = [
            covers=operator.getitem, unbatched_self=True),
     OpInfo("setitem", _setitem, setitem_samples, "rule", dtypes=F64_I64 + (np.complex128,),
            covers=operator.setitem, inplace=0, unbatched_self=True),
+    OpInfo("getitem.field", _getitem, getitem_field_samples, "rule", covers=operator.getitem,
+           unbatched_self=True, notes="structured dtypes: the sample builds its own records"),
+    OpInfo("setitem.field", _setitem, setitem_field_samples, "rule", covers=operator.setitem,
+           inplace=0, unbatched_self=True),
     OpInfo("tril_indices_from", np.tril_indices_from, indices_from_samples, "rule"),
     OpInfo("triu_indices_from", np.triu_indices_from, indices_from_samples, "rule"),
     OpInfo("diag_indices_from", np.diag_indices_from, diag_indices_from_samples, "rule"),

@@ -364,3 +364,46 @@ def test_loop_fallback_refuses_a_shared_out(rng):
         warnings.simplefilter("ignore", bt.PerformanceWarning)
         with pytest.raises(bt.BatchingError, match="out="):
             bt.vmap(f)(xs)
+
+
+@pytest.mark.parametrize("in_axes", [0, 1])
+@pytest.mark.parametrize("key", [[], ([], 0), (slice(None), []), 1.5, (0, 1.0), 7, (slice(None), 9),
+                                 (Ellipsis, 5), [0, 7], [True, False, True]],
+                         ids=repr)
+def test_index_edge_cases_match_the_loop_or_its_error(key, in_axes):
+    """x[[]] is an empty integer index (it raised about float indices); x[1.5] is NumPy's
+    IndexError (it was an AttributeError); an index out of bounds names the example's axis,
+    not the physical one."""
+    xs = np.arange(24.0).reshape(2, 3, 4)
+    examples = np.moveaxis(xs, in_axes, 0)
+    try:
+        want = np.stack([x[key] for x in examples])
+    except IndexError as e:
+        with pytest.raises(IndexError) as got:
+            bt.vmap(lambda x: x[key], in_axes=in_axes)(xs)
+        assert str(got.value) == str(e)
+    else:
+        got = bt.vmap(lambda x: x[key], in_axes=in_axes)(xs)
+        assert got.shape == want.shape and got.dtype == want.dtype
+        np.testing.assert_array_equal(got, want)
+
+
+def test_fields_of_a_structured_dtype_read_and_write_per_example():
+    rec = np.zeros((3, 2), [("a", np.float64), ("b", np.int32)])
+    rec["a"] = np.arange(6.0).reshape(3, 2)
+
+    def f(r):
+        both = r[["a", "b"]]  # a view with several fields
+        r["b"] = r["a"] * 2
+        view = r["a"]
+        view += 1.0  # writes through the field view into r
+        return r, both["b"]
+
+    a, b = rec.copy(), rec.copy()
+    got = bt.vmap(f)(a)
+    want = [np.stack(col) for col in zip(*[f(r) for r in b])]
+    for g, w in zip(got, want):
+        np.testing.assert_array_equal(g, w)
+    np.testing.assert_array_equal(a, b)
+    with pytest.raises(ValueError, match="no field of name z"):
+        bt.vmap(lambda r: r["z"])(rec)

@@ -154,3 +154,20 @@ def test_sums_of_2d_examples_with_the_batch_axis_innermost(axis):
     got = bt.vmap(lambda x: np.sum(x, axis=axis), in_axes=-1)(half)
     np.testing.assert_array_equal(got, np.stack([np.sum(half[..., i], axis=axis)
                                                  for i in range(3)]))
+
+
+@pytest.mark.parametrize("op", [
+    np.average, lambda x: np.average(x, weights=np.arange(1.0, 5.0)),
+    lambda x: np.average(x, axis=0, returned=True), lambda x: np.nanpercentile(x, 30),
+    lambda x: np.nanquantile(x, [0.2, 0.4]), lambda x: np.nanquantile(x, [[0.2], [0.4]]),
+    np.nanmedian, np.median, lambda x: np.percentile(x, [10, 90]),
+])
+def test_batch_size_zero_gives_the_examples_shape_and_dtype(op):
+    """np.average divided by zero and the nan-quantiles went to the loop fallback, which
+    cannot run without an example; they now give an empty batch of the right shape."""
+    one = op(np.zeros(4))
+    got = bt.vmap(op)(np.zeros((0, 4)))
+    for g, w in zip(got if isinstance(got, tuple) else (got,),
+                    one if isinstance(one, tuple) else (one,)):
+        w = np.asarray(w)
+        assert g.shape == (0,) + w.shape and g.dtype == w.dtype

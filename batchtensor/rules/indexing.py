@@ -33,6 +33,7 @@ from __future__ import annotations
 
 import math
 import operator
+import re
 
 import numpy as np
 
@@ -67,12 +68,41 @@ def _consumes(k) -> int:
 
 
 def _as_index_array(k):
-    """Lists in an index are arrays (NumPy's rule); arrays and BatchedTensors pass through."""
+    """Lists in an index are arrays (NumPy's rule: an empty one is an empty integer index);
+    arrays and BatchedTensors pass through."""
     if isinstance(k, (list, tuple)):
         if scan_level(k) is not None:  # a list holding batched values: stack them
             return np.stack([_as_index_array(e) for e in k]) if len(k) else np.asarray(k)
-        return np.asarray(k)
+        a = np.asarray(k)
+        return a.astype(np.intp) if a.size == 0 and a.dtype.kind == "f" else a
     return k
+
+
+_INVALID_INDEX = ("only integers, slices (`:`), ellipsis (`...`), numpy.newaxis (`None`) and "
+                  "integer or boolean arrays are valid indices")
+
+
+def _check_index_types(key: tuple) -> None:
+    """NumPy's IndexError for an entry that is no index at all (``x[1.5]``, ``x[{}]``)."""
+    for k in key:
+        if not (k is None or k is Ellipsis or type(k) is slice or isinstance(k, _INT_TYPES)
+                or _is_bool_scalar(k) or isinstance(k, (list, tuple, BatchedTensor))
+                or hasattr(k, "dtype") or hasattr(k, "__index__")):
+            raise IndexError(_INVALID_INDEX)
+
+
+def _is_field_key(key) -> bool:
+    """``x['a']`` / ``x[['a', 'b']]``: fields of a structured dtype."""
+    return isinstance(key, str) or (type(key) is list and len(key) > 0
+                                    and all(isinstance(k, str) for k in key))
+
+
+def _logical_index_error(e: IndexError, batch_axis: int) -> IndexError:
+    """NumPy's message about the physical array, with its axis numbers made the example's
+    (``index 5 is out of bounds for axis 1`` of the physical value is axis 0 of one example)."""
+    msg = re.sub(r"\baxis (\d+)",
+                 lambda m: f"axis {int(m.group(1)) - (int(m.group(1)) > batch_axis)}", str(e))
+    return IndexError(msg)
 
 
 def _expand(key: tuple, nd: int) -> list:
@@ -158,20 +188,35 @@ def _index_shape(k) -> tuple:
 class _Plan:
     """A physical index for ``x[key]`` and where the batch axis of the result lands.
 
-    ``x`` is the physical value laid out for ``key``; ``raw_bdim`` the batch axis of
-    ``x[key]``; ``moves`` a ``(src, dst)`` moveaxis that puts the raw result in the logical
-    layout (batch first), or None; ``region_rank`` the logical rank of one example's result.
+    ``x`` is the physical value laid out for ``key`` (its batch axis at ``batch_axis``);
+    ``raw_bdim`` the batch axis of ``x[key]``; ``moves`` a ``(src, dst)`` moveaxis that puts
+    the raw result in the logical layout (batch first), or None; ``region_rank`` the logical
+    rank of one example's result.
     """
 
-    __slots__ = ("x", "key", "raw_bdim", "moves", "region_rank", "scalar")
+    __slots__ = ("x", "key", "raw_bdim", "moves", "region_rank", "scalar", "batch_axis")
 
-    def __init__(self, x, key, raw_bdim, moves, region_rank, scalar=False):
+    def __init__(self, x, key, raw_bdim, moves, region_rank, scalar=False, batch_axis=0):
         self.x, self.key, self.raw_bdim = x, key, raw_bdim
         self.moves, self.region_rank, self.scalar = moves, region_rank, scalar
+        self.batch_axis = batch_axis
+
+    def get(self, x):
+        try:
+            return x[self.key]
+        except IndexError as e:
+            raise _logical_index_error(e, self.batch_axis) from None
+
+    def set(self, value) -> None:
+        try:
+            self.x[self.key] = value
+        except IndexError as e:
+            raise _logical_index_error(e, self.batch_axis) from None
 
 
 def _plan(level, xv, xb, key_in) -> _Plan:
     key = key_in if type(key_in) is tuple else (key_in,)
+    _check_index_types(key)
     if any(type(k) is list and scan_level(k) is not None for k in key):
         key = tuple(_as_index_array(k) if type(k) is list else k for k in key)
     for k in key:
@@ -186,7 +231,7 @@ def _plan(level, xv, xb, key_in) -> _Plan:
         rank = sum(_result_dims(k) for k in ekey)
         # NumPy: a 0-d result is a scalar copy unless the key holds an Ellipsis (a 0-d view).
         scalar = scalar and not any(k is Ellipsis for k in key)
-        return _Plan(xv, pkey, bdim, None, rank, scalar)
+        return _Plan(xv, pkey, bdim, None, rank, scalar, batch_axis=xb)
     # NumPy reads a boolean scalar as a 0-d boolean *array*, an advanced index: with one in the
     # key, integers are advanced indices too, and advanced entries separated by a slice put
     # their dimension first (x[0, :, True] of a (4, 5) example is (1, 5)).
@@ -353,11 +398,13 @@ def lift(x, key):
 def getitem_rule(level, args, kwargs):
     x, key = args
     xv, xb = unwrap(x, level)
+    if _is_field_key(key):
+        return wrap(xv[key], xb, level)  # a field view: the batch axis stays where it is
     plan = _plan(level, xv, xb, key)
     xp = plan.x
     if scan_level(plan.key) is not None:
         xp = lift(xp, plan.key)
-    res = xp[plan.key]
+    res = plan.get(xp)
     if plan.scalar:
         res = np.copy(res)  # NumPy returns a scalar copy for one example, never a view
     if plan.moves is not None:
@@ -379,6 +426,8 @@ def setitem_rule(level, args, kwargs):
         raise BatchingError(
             "x[key] = v: cannot write into x, which is not batched at this vmap level (shared by "
             "every example), with v or the index differing per example. " + _SETITEM_HELP)
+    if _is_field_key(key):  # write into the field view, as x['a'][...] = v
+        return setitem_rule(level, (new_batched(xv[key], xb, level), Ellipsis, value), kwargs)
     vv, vb = unwrap(value, level)
     key_t = key if type(key) is tuple else (key,)
     if len(key_t) == 1 and getattr(key_t[0], "dtype", None) == bool \
@@ -394,7 +443,7 @@ def setitem_rule(level, args, kwargs):
             "batched, so every example of that level would write into the same array. "
             + _SETITEM_HELP)
     if vb is None and type(vv) is not BatchedTensor and ndim_of(vv) == 0:
-        plan.x[plan.key] = vv  # a scalar broadcasts anywhere
+        plan.set(vv)  # a scalar broadcasts anywhere
         return None
     v = move_bdim_to_front(vv, vb) if vb is not None else np.expand_dims(vv, 0)
     v = drop_leading_ones(v, plan.region_rank)
@@ -403,7 +452,7 @@ def setitem_rule(level, args, kwargs):
         v = np.moveaxis(v, plan.moves[1], plan.moves[0])
     if plan.raw_bdim:
         v = np.moveaxis(v, 0, plan.raw_bdim)
-    plan.x[plan.key] = v
+    plan.set(v)
     return None
 
 

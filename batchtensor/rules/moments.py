@@ -42,7 +42,14 @@ def average_rule(a, a_bdim, axis=None, weights=None, weights_bdim=None, returned
         dry_run(np.average, small(x.shape[1:]), x.dtype, axis=axis,
                 weights=np.ones(small(logical_shape(weights, weights_bdim))))
         kw["weights"] = _full_weights(ensure_bdim(weights, weights_bdim, n), x, laxes)
+    if not n:  # NumPy divides by the result's size: take shape and dtype from one example
+        x = np.zeros((1,) + x.shape[1:], dtype=x.dtype, like=x)
+        if "weights" in kw:
+            kw["weights"] = np.ones((1,) + kw["weights"].shape[1:], kw["weights"].dtype,
+                                    like=kw["weights"])
     res = np.average(x, axis=tuple(d + 1 for d in laxes), returned=returned, **kw)
+    if not n:
+        res = tuple(r[:0] for r in res) if returned else res[:0]
     return ((res[0], 0), (res[1], 0)) if returned else (res, 0)
 
 

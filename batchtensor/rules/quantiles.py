@@ -185,7 +185,11 @@ def _quantile_like(op, scale: float, nan: bool):
             w = np.broadcast_to(w, x.shape)
         if q_bdim is None:
             # NumPy's nan-variants give odd shapes for empty lanes (apply_along_axis): per example
-            require(not nan or all(x.shape), f"numpy.{name} of an empty array")
+            require(not nan or all(x.shape[1:]), f"numpy.{name} of an empty array")
+            if not n and nan:  # NumPy's nan-variants shape zero lanes oddly: one example's
+                res, bd = rule(np.zeros((1,) + x.shape[1:], x.dtype, like=x), 0, q, None,
+                               axis, None, overwrite_input, method, keepdims)
+                return res[(slice(None),) * bd + (slice(0, 0),)], bd
             if w is not None:
                 kw["weights"] = w
             if nan and len(laxes) > 1 and ndim_of(q) > 1:
