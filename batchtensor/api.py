@@ -54,8 +54,20 @@ def _describe(func, args, path) -> str:
     return f"{where} (argument {name!r})" if name else where
 
 
+def _plain_ints(spec: Any) -> Any:
+    """An axis spec with NumPy integers (``in_axes=np.int64(0)``, an axis read from an array)
+    made Python ints, as everywhere in NumPy an axis may be one; bools stay bools (refused)."""
+    if isinstance(spec, np.integer):
+        return int(spec)
+    if type(spec) in (tuple, list):
+        return type(spec)(_plain_ints(s) for s in spec)
+    if type(spec) is dict:
+        return {k: _plain_ints(v) for k, v in spec.items()}
+    return spec
+
+
 def _check_axes_spec(in_axes: Any, what: str) -> None:
-    if isinstance(in_axes, bool):
+    if isinstance(in_axes, (bool, np.bool_)):
         raise ValueError(f"vmap: {what} must be an int, None or a tuple, got the bool {in_axes}")
     if isinstance(in_axes, dict):
         raise ValueError(
@@ -424,8 +436,9 @@ def vmap(func: Callable | None = None, in_axes: Any = 0, out_axes: Any = 0, *,
     >>> scale(2.0, np.arange(3.0))
     array([0., 2., 4.])
     """
+    in_axes, out_axes = _plain_ints(in_axes), _plain_ints(out_axes)
     _check_axes_spec(in_axes, "in_axes")
-    if isinstance(out_axes, bool):
+    if isinstance(out_axes, (bool, np.bool_)):
         raise ValueError(f"vmap: out_axes must be an int, None or a tuple, got {out_axes}")
     if chunk_size is not None and chunk_size != "auto" and (
             isinstance(chunk_size, bool) or not isinstance(chunk_size, (int, np.integer))

@@ -381,7 +381,7 @@ class Generator:
             raise ValueError(f"low is out of bounds for {dtype}")
         if _any(_cmp(np.greater, high, hi_lim)):
             raise ValueError(f"high is out of bounds for {dtype}")
-        if _any(_cmp(np.greater if endpoint else np.greater_equal, low, high)):
+        if _any((np.greater if endpoint else np.greater_equal)(low, high)):  # per example
             raise ValueError("low > high" if endpoint else "low >= high")
         shape = _out_shape("integers", _size_tuple(size), low, high)
         lo = _as_u64(low)

@@ -310,3 +310,21 @@ def test_chunk_size_auto_inside_an_outer_vmap_counts_the_outer_examples():
     small = rng.normal(size=(4, 8))  # 4 outer examples x 64 B: too small to chunk
     bt.vmap(bt.vmap(dist, (None, 0), chunk_size="auto"), (0, None))(small, small)
     assert len(calls) == 1
+
+
+@pytest.mark.parametrize("spec", [np.int64(0), (np.int32(0),), [np.int64(-2)], np.int8(-2)])
+def test_numpy_integers_as_axes(spec):
+    """An axis read from an array is a NumPy integer: in_axes=np.int64(0) raised a TypeError
+    (len() of an int) inside the argument handling."""
+    xs = np.arange(6.0).reshape(3, 2)
+    want = bt.vmap(np.sum, in_axes=_plain(spec))(xs)
+    np.testing.assert_array_equal(bt.vmap(np.sum, in_axes=spec)(xs), want)
+    np.testing.assert_array_equal(bt.vmap(lambda x: x, out_axes=np.int64(1))(xs), xs.T)
+    with pytest.raises(ValueError, match="got the bool"):
+        bt.vmap(np.sum, in_axes=np.bool_(True))(xs)
+
+
+def _plain(spec):
+    if isinstance(spec, np.integer):
+        return int(spec)
+    return type(spec)(int(s) for s in spec)

@@ -345,3 +345,17 @@ def test_default_rng_accepts_numpy_seeds():
     assert isinstance(h.numpy, np.random.Generator)
     out = bt.vmap(lambda x: h.random(), randomness="different")(np.zeros(3))
     assert len(set(out)) == 3
+
+
+def test_integers_with_batched_bounds_checks_each_example():
+    """low < high was checked across examples (every low against every high), so valid
+    batched bounds raised 'low >= high'."""
+    low, high = np.array([0, 5, 10]), np.array([3, 8, 20])
+    draw = bt.vmap(lambda lo, hi: bt.random.default_rng(0).integers(lo, hi, size=200),
+                   randomness="different")
+    got = draw(low, high)
+    assert got.shape == (3, 200)
+    assert (got >= low[:, None]).all() and (got < high[:, None]).all()
+    assert all(len(np.unique(row)) == h - lo for row, lo, h in zip(got, low, high))
+    with pytest.raises(ValueError, match="low >= high"):
+        draw(np.array([0, 9]), np.array([3, 8]))  # one invalid example
