@@ -15,7 +15,8 @@ from .diagnostics import user_stacklevel
 from .errors import BatchingError, ControlFlowError, PerformanceWarning
 from .levels import Level, close_level, open_level, random_scope
 from .pytree import LEAF, broadcast_prefix, flatten, keystr, leaf_paths, unflatten
-from .tensor import BatchedTensor, new_batched
+from .registry import is_physical_type
+from .tensor import BatchedTensor, new_batched, plain_array
 
 __all__ = ["vmap", "vmap_level", "VmapLevel", "VmapFunction", "unwrap_outputs"]
 
@@ -123,6 +124,8 @@ class VmapFunction:
                             f"bind them with functools.partial)"
                         )
                     axes = broadcast_prefix(spec, args, "in_axes", "args")
+            leaves = [leaf if ax is None else _mapped_input(leaf, self.func, args, treedef, i)
+                      for i, (leaf, ax) in enumerate(zip(leaves, axes))]
             size, axes = self._batch_size(leaves, axes, args, treedef)
             if self.control_flow == "loop":
                 leaves = [_read_only(x) if ax is not None else x for x, ax in zip(leaves, axes)]
@@ -283,6 +286,23 @@ def _common_size(args: tuple, axes: list) -> int | None:
         elif s != size:
             return None
     return size
+
+
+def _mapped_input(leaf: Any, func, args: tuple, treedef, i: int) -> Any:
+    """A mapped argument as vmap batches it: arrays of a backend as they are; ndarray subclasses
+    as ``tensor.plain_array`` decides; other objects that NumPy converts to an array (a pandas
+    Series or DataFrame, an xarray DataArray, a torch CPU tensor, anything with ``__array__``
+    or ``__array_interface__``) converted as NumPy's functions convert them, which is what the
+    per-example loop's NumPy calls see; anything else as it is (the size check names it)."""
+    t = type(leaf)
+    if t is np.ndarray or t is BatchedTensor or is_physical_type(t):
+        return leaf
+    path = leaf_paths(args)[i] if treedef is not None else (i,)
+    if isinstance(leaf, np.ndarray):
+        return plain_array(leaf, f"vmap: the mapped {_describe(func, args, path)}")
+    if any(hasattr(leaf, a) for a in ("__array__", "__array_interface__", "__array_struct__")):
+        return np.asarray(leaf)
+    return leaf
 
 
 def _func_name(func) -> str:

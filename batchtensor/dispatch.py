@@ -23,7 +23,7 @@ import numpy as np
 from .errors import BatchingError, ControlFlowError, LoopFallback
 from .plumbing import (LEAF_TYPES, SCALAR_TYPES, binary_fast_paths, innermost, matmul_fast,
                        scan_level, unary_fast, unwrap, wrap_result)
-from .registry import (ARRAY, ARRAYS, RECORDERS, REGISTRY, Path, is_physical_type, op_name,
+from .registry import (ARRAY, ARRAYS, RECORDERS, REGISTRY, Path, defers_to_us, op_name,
                        record, slots)
 from .scalars import (ARRAY_0D, Array0d, detach_from_scalars, mark_array0d,
                       refuse_scalar_targets, scalar_args)
@@ -208,7 +208,7 @@ def ufunc_call(ufunc, method: str, inputs: tuple, kwargs: dict) -> Any:
     for x in inputs:
         t = type(x)
         if t is not BatchedTensor and t not in SCALAR_TYPES and hasattr(t, "__array_ufunc__") \
-                and not is_physical_type(t) and not isinstance(x, np.generic):
+                and not defers_to_us(t) and not isinstance(x, np.generic):
             return NotImplemented
     if kwargs and "out" in kwargs:
         refuse_scalar_targets(kwargs["out"], f"{ufunc.__name__}(out=...)")

@@ -23,7 +23,7 @@ import numpy as np
 __all__ = ["StrEnum", "Path", "ParamKind", "BoxedKind", "Param", "Binder", "OpEntry", "REGISTRY",
            "lookup", "register", "op_name", "batch_rule", "decomposition", "binder_from_signature",
            "RECORDERS", "record", "record_paths", "register_physical_type", "is_physical_type",
-           "slots"]
+           "defers_to_us", "slots"]
 
 _EMPTY = inspect.Parameter.empty
 _POS_ONLY = inspect.Parameter.POSITIONAL_ONLY
@@ -388,6 +388,25 @@ def is_physical_type(t: type) -> bool:
     if ok is None:
         ok = (getattr(t, "__module__", "") or "").split(".")[0] == "cupy"
         _PHYSICAL_TYPES[t] = ok
+    return ok
+
+
+_DEFERS: dict[type, bool] = {}
+
+
+def defers_to_us(t: type) -> bool:
+    """Whether an operand of type ``t`` beside a BatchedTensor leaves the call to us: a
+    physical array type, or an ndarray subclass that keeps NumPy's own ``__array_ufunc__`` and
+    ``__array_function__`` (NumPy would only hand the call on: ``np.memmap``, ``np.matrix``,
+    masked arrays, user subclasses). A type with protocols of its own (dask, xarray...) gets
+    the call first, as NumPy orders them."""
+    ok = _DEFERS.get(t)
+    if ok is None:
+        ok = is_physical_type(t) or (
+            issubclass(t, np.ndarray)
+            and getattr(t, "__array_ufunc__", None) is np.ndarray.__array_ufunc__
+            and getattr(t, "__array_function__", None) is np.ndarray.__array_function__)
+        _DEFERS[t] = ok
     return ok
 
 

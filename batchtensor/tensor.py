@@ -22,9 +22,10 @@ import numpy as np
 from .diagnostics import conversion_message
 from .errors import BatchingError
 from .levels import Level, current_level
-from .registry import RECORDERS, Path, is_physical_type, record, slots
+from .registry import RECORDERS, Path, defers_to_us, record, slots
 
-__all__ = ["BatchedTensor", "new_batched", "enter", "scalar_per_example", "reshape_view",
+__all__ = ["BatchedTensor", "new_batched", "enter", "scalar_per_example", "plain_array",
+           "reshape_view",
            "transpose_view", "ints_or_sequence", "ndarray_transpose", "ndarray_astype",
            "ndarray_fill", "MethodOp"]
 
@@ -72,6 +73,8 @@ class BatchedTensor:
             )
         if isinstance(value, np.generic):
             value = np.asarray(value)
+        elif isinstance(value, np.ndarray):
+            value = plain_array(value, "BatchedTensor: the value")
         if type(value) is BatchedTensor and value._level.id >= level.id:
             raise BatchingError(
                 f"BatchedTensor: cannot wrap a BatchedTensor of level {value._level.id} at "
@@ -284,7 +287,7 @@ class BatchedTensor:
 
     def __array_function__(self, func, types, args, kwargs):
         for t in types:
-            if t is not BatchedTensor and not is_physical_type(t):
+            if t is not BatchedTensor and not defers_to_us(t):
                 return NotImplemented
         return slots.function_call(func, args, kwargs, self)
 
@@ -555,6 +558,38 @@ def scalar_per_example(t: BatchedTensor) -> bool:
     Only 0-d values marked as arrays (``np.array(v)``, ``x[0, ...]``...: ``dispatch``) are
     written in place."""
     return t._value.ndim == 1 and not getattr(t, "_array0d", False)
+
+
+def plain_array(x: np.ndarray, what: str) -> np.ndarray:
+    """An ndarray (or a subclass) to batch, as a plain ndarray, or a ValueError saying why not.
+
+    A batch is one physical array whose examples are slices of it, and the loop's examples of
+    a subclass are instances of that subclass with its own behaviour, which slices of a plain
+    array would not have. So: ``np.memmap`` is batched as the plain array over its buffer
+    (writes still reach the file; ops on a memmap give plain arrays anyway); ``np.matrix`` (its
+    rows are 2-d matrices, its ``*`` a matrix product), ``np.ma.MaskedArray`` (its mask) and
+    every other subclass are refused, with what to pass instead."""
+    t = type(x)
+    if t is np.ndarray:
+        return x
+    if isinstance(x, np.memmap):
+        return x.view(np.ndarray)
+    name = f"{t.__module__}.{t.__qualname__}"
+    if isinstance(x, np.matrix):
+        raise ValueError(
+            f"{what} is a numpy.matrix. A matrix is always 2-d (one row of it is a 1 x n "
+            f"matrix, and * multiplies matrices), which a slice of a batch cannot be. Pass "
+            f"np.asarray(m) and write the products with @.")
+    if name.startswith("numpy.ma."):
+        raise ValueError(
+            f"{what} is a masked array ({name}); vmap does not batch masks. Pass the data and "
+            f"the mask as two arrays (np.ma.getdata(x), np.ma.getmaskarray(x)), or "
+            f"x.filled(value).")
+    raise ValueError(
+        f"{what} is a {name}, a subclass of numpy.ndarray: vmap batches plain arrays only, "
+        f"because a subclass's own behaviour (units, masks, fields as attributes...) would not "
+        f"carry over to the slices of a batch. Pass x.view(np.ndarray) to batch its data as a "
+        f"plain array.")
 
 
 def new_batched(value: Any, bdim: int, level: Level) -> BatchedTensor:
