@@ -12,6 +12,7 @@ import pytest
 from loop_reference import assert_same, loop_vmap
 
 import batchtensor as bt
+from batchtensor.boxed.loop import loop_call
 from batchtensor.levels import active_levels
 from batchtensor.pytree import flatten
 
@@ -707,6 +708,53 @@ def test_exception_inside_f_leaves_no_level(make):
         make()(np.ones((3, 2, 2)))
     assert active_levels() == ()
     assert_same(bt.vmap(np.sum)(np.ones((3, 2))), np.full(3, 2.0))
+
+
+def _numpy_names() -> dict:
+    return {name: id(getattr(np, name)) for name in dir(np) if not name.startswith("__")}
+
+
+class _PerExample:
+    """A callable with no batch rule (the loop fallback runs it) that raises at example 2."""
+
+    def __init__(self, exc):
+        self.exc, self.calls = exc, 0
+
+    def __call__(self, x, w):
+        self.calls += 1
+        if self.calls == 3:
+            raise self.exc
+        return x * w
+
+
+@pytest.mark.parametrize("exc", [Boom(), KeyboardInterrupt(), MemoryError()],
+                         ids=lambda e: type(e).__name__)
+@pytest.mark.parametrize("where", ["flat", "nested", "chunked", "loop fallback", "loop mode"])
+def test_any_exception_leaves_nothing_behind(exc, where):
+    """A KeyboardInterrupt or MemoryError inside f (not only an Exception) closes every level,
+    leaves numpy's namespace as it was, the arguments writeable (the loop fallback makes the
+    unbatched ones read-only while it runs, the loop mode makes views), and the config."""
+    before = _numpy_names()
+    x, w = np.ones((4, 3)), np.ones(3)
+
+    def boom(x, w):
+        raise exc
+
+    f = {"flat": bt.vmap(boom, in_axes=(0, None)),
+         "nested": bt.vmap(bt.vmap(boom, in_axes=(0, None)), in_axes=(0, None)),
+         "chunked": bt.vmap(boom, in_axes=(0, None), chunk_size=1),
+         "loop fallback": bt.vmap(lambda x, w: loop_call(_PerExample(exc), (x, w), {}, x.level),
+                                  in_axes=(0, None)),
+         "loop mode": bt.vmap(boom, in_axes=(0, None), control_flow="loop")}[where]
+    arg = np.ones((2, 4, 3)) if where == "nested" else x
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", bt.PerformanceWarning)
+        with pytest.raises(type(exc)):
+            f(arg, w)
+    assert active_levels() == ()
+    assert arg.flags.writeable and w.flags.writeable
+    assert bt.config.fallback == "warn"
+    assert _numpy_names() == before
 
 
 def test_exception_in_manual_level_closes_it():
