@@ -11,9 +11,12 @@ from typing import Any, Callable, Iterator
 
 import numpy as np
 
-from .diagnostics import user_stacklevel
-from .errors import BatchingError, ControlFlowError, PerformanceWarning
-from .levels import Level, close_level, open_level, random_scope
+from . import conversions
+from .config import FALLBACK_MODES, config
+from .diagnostics import user_line, user_stacklevel
+from .errors import BatchingError, DataDependentError, PerformanceWarning, rerun_reason
+from .levels import (Level, close_level, open_level, random_scope, resume_session,
+                     session_tick)
 from .pytree import LEAF, broadcast_prefix, flatten, keystr, leaf_paths, unflatten
 from .registry import is_physical_type
 from .tensor import BatchedTensor, new_batched, plain_array
@@ -81,7 +84,7 @@ class VmapFunction:
     """The callable ``vmap`` returns (``functools.wraps`` keeps the wrapped function's name)."""
 
     def __init__(self, func, in_axes, out_axes, axis_size, chunk_size, randomness,
-                 control_flow="error"):
+                 fallback=None):
         functools.update_wrapper(self, func, updated=())  # not __dict__: a vmap of a vmap
         self.func = func
         self.in_axes = in_axes
@@ -89,19 +92,25 @@ class VmapFunction:
         self.axis_size = axis_size
         self.chunk_size = chunk_size
         self.randomness = randomness
-        self.control_flow = control_flow
+        self.fallback = fallback
         # The common call (arrays in; one pass or "auto" chunks) skips the general handling.
-        self._common_call = chunk_size in (None, "auto") and control_flow == "error"
+        self._common_call = chunk_size in (None, "auto")
 
     def __repr__(self) -> str:
         return f"<vmap of {getattr(self.func, '__name__', self.func)!r}>"
 
     def __call__(self, *args, **kwargs):
+        if self.fallback is None:
+            return self._call(args, kwargs)
+        with config(fallback=self.fallback):  # also for the per-op loop fallback inside
+            return self._call(args, kwargs)
+
+    def _call(self, args: tuple, kwargs: dict):
         try:
             in_axes = self.in_axes
             axes = _array_axes(args, in_axes)
             if axes is not None:  # arrays mapped, everything unmapped passed through whole
-                if self._common_call:  # the common call: no pytrees, no fixed chunks, no reruns
+                if self._common_call:  # the common call: no pytrees, no fixed chunks
                     size = _common_size(args, axes)
                     if size is not None and (self.axis_size is None or self.axis_size == size):
                         chunk = self.chunk_size and _auto_chunk(args, axes, size)
@@ -127,28 +136,17 @@ class VmapFunction:
             leaves = [leaf if ax is None else _mapped_input(leaf, self.func, args, treedef, i)
                       for i, (leaf, ax) in enumerate(zip(leaves, axes))]
             size, axes = self._batch_size(leaves, axes, args, treedef)
-            if self.control_flow == "loop":
-                leaves = [_read_only(x) if ax is not None else x for x, ax in zip(leaves, axes)]
             chunk = self.chunk_size
             if chunk == "auto":
                 chunk = _auto_chunk(leaves, axes, size)
             if chunk is not None and size > chunk:
                 return self._chunked(leaves, axes, treedef, kwargs, size, chunk)
-            if self.control_flow == "loop":
-                with random_scope() as scope:  # a rerun draws the same numbers
-                    return self._run(leaves, axes, treedef, kwargs, size, 0, scope)
             return self._run(leaves, axes, treedef, kwargs, size)
         except ValueError as e:
             # NumPy wraps float() of a BatchedTensor (out[i] = x into a float array) in
             # "setting an array element with a sequence"; our own message is the cause.
             if getattr(e.__cause__, "batchtensor_conversion", False):
                 raise e.__cause__.with_traceback(e.__traceback__) from None
-            if self.control_flow == "loop" and "read-only" in str(e):
-                raise ValueError(
-                    f"vmap({_func_name(self.func)}, control_flow='loop'): {e}. With "
-                    f"control_flow='loop' the inputs are read-only inside the function (a rerun "
-                    f"per example would apply an in-place write twice); copy an input before "
-                    f"writing into it: x = x.copy()") from e
             raise
 
     def _batch_size(self, leaves, axes, args, treedef) -> tuple[int, list]:
@@ -195,29 +193,104 @@ class VmapFunction:
                              + "\n".join(lines))
         return sizes[0][1], norm
 
-    def _run(self, leaves, axes, treedef, kwargs, size, offset=0, scope=None):
-        level = None
+    def _run(self, leaves, axes, treedef, kwargs, size, offset=0):
+        """One vectorised pass over ``size`` examples; where only a per-example run can give
+        the loop's result past some point of ``f`` (``errors.rerun_reason``), the whole
+        function reruns once per example (unless ``fallback="error"``).
+
+        So that a rerun never applies an in-place write twice, the first pass gets read-only
+        views of the NumPy arrays among the arguments. A write into one of them fails there
+        and nothing is written; the pass is then run again on the arrays themselves, and a
+        rerun is refused with a clear error if that pass needs one."""
+        if config.fallback == "error":
+            return self._vectorised(leaves, axes, treedef, kwargs, size, offset)
+        guarded = [_read_only(leaf) for leaf in leaves]
+        tick = session_tick()  # a rerun draws from here: the numbers this pass drew
+        first: list = []  # the level of this pass: only its rerun reasons are ours
         try:
-            level = open_level(size, self.randomness, offset, VmapLevel)
+            return self._vectorised(guarded, axes, treedef, kwargs, size, offset, first,
+                                    originals=leaves)
+        except BaseException as e:
+            found = rerun_reason(e)
+            ours = found is not None and found[0] is not None and first \
+                and found[0].id >= first[0].id
+            if not ours and not _writes_into_guard(e, guarded, leaves):
+                raise
+            if ours and size == 0:
+                raise
+            if first:
+                resume_session(first[0])
+            with random_scope() as scope:
+                scope.start = tick
+                scope.rewind()
+                if not ours:
+                    return self._strict(leaves, axes, treedef, kwargs, size, offset)
+                _warn_rerun(self.func, found[1], e)
+                try:
+                    return self._per_example(leaves, axes, treedef, kwargs, size, offset,
+                                             scope)
+                except _Unstackable as join_error:
+                    # the examples' results themselves differ in shape: the loop's np.stack
+                    # fails too, and the first error says best where the shapes come from
+                    raise e from join_error
+
+    def _strict(self, leaves, axes, treedef, kwargs, size, offset):
+        """The pass again, on the arguments themselves, because ``f`` writes into one of them:
+        a per-example rerun after it would repeat the write, so it is refused."""
+        try:
+            return self._vectorised(leaves, axes, treedef, kwargs, size, offset)
+        except BaseException as e:
+            found = rerun_reason(e)
+            if found is None:
+                raise
+            raise BatchingError(
+                f"vmap({_func_name(self.func)}): {found[1]}, which only a run of the function "
+                f"once per example can do, but the function also writes into one of its "
+                f"arguments, and rerunning it per example would apply that write twice. Copy "
+                f"the argument before writing into it (x = x.copy()), or remove the cause "
+                f"({_first_line(e)})") from e
+
+    def _vectorised(self, leaves, axes, treedef, kwargs, size, offset, first=None,
+                    originals=None):
+        level = open_level(size, self.randomness, offset, VmapLevel)
+        conversions.enter()
+        if first is not None:
+            first.append(level)
+        try:
+            wrapped = [leaf if ax is None else _wrap_input(leaf, ax, level)
+                       for leaf, ax in zip(leaves, axes)]
+            args = wrapped if treedef is None else unflatten(treedef, wrapped)
+            out = self.func(*args, **kwargs)
+            return _not_a_view_of_inputs(unwrap_outputs(level, out, self.out_axes, "out_axes"),
+                                         leaves if originals is None else originals, axes)
+        finally:
+            close_level(level)
+            conversions.leave()
+
+    def _per_example(self, leaves, axes, treedef, kwargs, size, offset, scope):
+        """``f`` once per example, on the example's own (writeable) views of the arguments, and
+        the results stacked as the loop stacks them. Each example runs at a level of size one
+        (``Level.per_example``): ``bt.random`` draws example i's numbers there, and its values
+        convert to Python scalars as that example would."""
+        results = []
+        for i in range(size):
+            scope.rewind()
+            # the example itself (a view, a NumPy scalar of a 1-d argument): what the loop's f
+            # receives; a value of an outer level stays batched there
+            example = [leaf if ax is None else leaf[(slice(None),) * ax + (i,)]
+                       for leaf, ax in zip(leaves, axes)]
+            level = open_level(1, self.randomness, offset + i, VmapLevel)
+            conversions.enter()
+            level.per_example = True
+            level.like = _backend(leaves, axes)
             try:
-                wrapped = [leaf if ax is None else _wrap_input(leaf, ax, level)
-                           for leaf, ax in zip(leaves, axes)]
-                args = wrapped if treedef is None else unflatten(treedef, wrapped)
+                args = example if treedef is None else unflatten(treedef, example)
                 out = self.func(*args, **kwargs)
-                return _not_a_view_of_inputs(
-                    unwrap_outputs(level, out, self.out_axes, "out_axes"), leaves, axes)
+                results.append(unwrap_outputs(level, out, self.out_axes, "out_axes"))
             finally:
                 close_level(level)
-        except ControlFlowError as e:
-            if self.control_flow != "loop" or e.level is not level or size <= 1:
-                raise
-        warnings.warn(
-            f"vmap({_func_name(self.func)}, control_flow='loop'): the examples take different "
-            f"branches of a Python if/while, so the function reruns once per example "
-            f"({size} runs) and the results are stacked. This is slow; np.where(cond, a, b) "
-            f"keeps it vectorised.", PerformanceWarning, stacklevel=user_stacklevel())
-        scope.rewind()
-        return self._chunked(leaves, axes, treedef, kwargs, size, 1, offset)
+                conversions.leave()
+        return self._join(results)
 
     def _chunked(self, leaves, axes, treedef, kwargs, size, chunk, offset=0):
         """Run ``[start, start + chunk)`` slices one after the other and concatenate.
@@ -232,7 +305,12 @@ class VmapFunction:
                         for leaf, ax in zip(leaves, axes)]
                 scope.rewind()
                 results.append(self._run(part, axes, treedef, kwargs, stop - start,
-                                         offset + start, scope))
+                                         offset + start))
+        return self._join(results)
+
+    def _join(self, results: list):
+        """The outputs of consecutive runs over parts of the batch, concatenated along their
+        out axes (an ``out_axes=None`` output is the first run's)."""
         outs, td = flatten(results[0])
         columns = [flatten(r)[0] for r in results]
         if isinstance(self.out_axes, int) or self.out_axes is None:
@@ -244,9 +322,68 @@ class VmapFunction:
             if ax is None:
                 joined.append(outs[j])
             else:
-                parts = [col[j] for col in columns]
-                joined.append(np.concatenate(parts, axis=ax))
+                joined.append(_concatenate([col[j] for col in columns], ax))
         return unflatten(td, joined)
+
+
+def _backend(leaves: list, axes: list) -> Any:
+    """A mapped argument that is not a NumPy array (CuPy, the ONNX recorder), or the one an
+    outer level draws on: where bt.random draws (``Level.like``)."""
+    for leaf, ax in zip(leaves, axes):
+        if ax is None:
+            continue
+        if type(leaf) is BatchedTensor:
+            if leaf._level.like is not None:
+                return leaf._level.like
+        elif type(leaf) is not np.ndarray:
+            return leaf
+    return None
+
+
+class _Unstackable(DataDependentError):
+    """The results of the parts of a batch differ in shape (``_concatenate``)."""
+
+
+def _concatenate(parts: list, axis: int):
+    """The parts of one output along its out axis; parts whose other dimensions differ are the
+    per-example results' shapes differing, which the loop's np.stack refuses too."""
+    try:
+        return np.concatenate(parts, axis=axis)
+    except ValueError as e:
+        shapes = sorted({tuple(np.shape(p)) for p in parts})
+        raise _Unstackable(
+            f"vmap: the examples' results have different shapes ({', '.join(map(str, shapes))} "
+            f"with the batch axis), so they cannot be stacked into one array, as the "
+            f"per-example loop's np.stack cannot stack them") from e
+
+
+def _first_line(e: BaseException) -> str:
+    text = str(e).strip()
+    return f"{type(e).__name__}: {text.splitlines()[0] if text else ''}"
+
+
+def _writes_into_guard(e: BaseException, guarded: list, leaves: list) -> bool:
+    """Whether ``e`` may be a write into one of the read-only views the first pass gave ``f``
+    (NumPy's "read-only" / "writeable" errors, when a view was made at all)."""
+    if not isinstance(e, (ValueError, TypeError)) or all(g is x for g, x in zip(guarded, leaves)):
+        return False
+    text = str(e)
+    return "read-only" in text or "writeable" in text
+
+
+def _warn_rerun(func, reason: str, e: BaseException) -> None:
+    """One PerformanceWarning naming the function, the reason and the user's line. Its text
+    is the same on every call from one place, so Python's warning filters show it once per
+    place by default."""
+    if config.fallback != "warn":
+        return
+    where = user_line(e)
+    warnings.warn(
+        f"vmap({_func_name(func)}): {reason}{f' at {where}' if where else ''}, so the function "
+        f"reruns once per example and the results are stacked: correct, as slow as a Python "
+        f"loop. ({_first_line(e)[:300]}) Pass fallback='error' to raise instead, or "
+        f"fallback='silent' to hide this warning.",
+        PerformanceWarning, stacklevel=user_stacklevel())
 
 
 def _array_axes(args: tuple, in_axes: Any) -> list | None:
@@ -310,8 +447,7 @@ def _func_name(func) -> str:
 
 
 def _read_only(leaf):
-    """A read-only view of a NumPy input: with control_flow="loop" the function may run twice
-    on the same examples, so an in-place write to an input would be applied twice."""
+    """A read-only view of a writeable NumPy argument, for a pass that may be rerun."""
     if type(leaf) is np.ndarray and leaf.flags.writeable:
         leaf = leaf.view()
         leaf.flags.writeable = False
@@ -411,15 +547,17 @@ def vmap_level(size: int | None = None, *, randomness: str = "error",
     array([1., 5., 9.])
     """
     level = open_level(size, randomness, offset, VmapLevel)
+    conversions.enter()
     try:
         yield level
     finally:
         close_level(level)
+        conversions.leave()
 
 
 def vmap(func: Callable | None = None, in_axes: Any = 0, out_axes: Any = 0, *,
-         axis_size: int | None = None, chunk_size: int | None = None,
-         randomness: str = "error", control_flow: str = "error") -> Callable:
+         axis_size: int | None = None, chunk_size: int | str | None = None,
+         randomness: str = "error", fallback: str | None = None) -> Callable:
     """Vectorise a per-example function over a batch.
 
     ``vmap(f, in_axes, out_axes)(*args)`` equals stacking ``f(example_i)`` along ``out_axes``,
@@ -441,10 +579,14 @@ def vmap(func: Callable | None = None, in_axes: Any = 0, out_axes: Any = 0, *,
     - ``randomness``: how ``bt.random`` draws behave inside: "error" (raise), "different"
       (an independent draw per example, reproducible whatever the batch size or chunking) or
       "same" (one draw shared by the batch). Plain ``numpy.random`` draws one shared sample.
-    - ``control_flow``: what a Python ``if``/``while`` on a batched value does when the
-      examples disagree: "error" (raise, the default) or "loop" (warn, rerun the function once
-      per example and stack; inputs are read-only inside, so that a rerun cannot repeat an
-      in-place write on them). When every example agrees, both take the common branch.
+    - ``fallback``: what happens where only a per-example run gives the loop's result (None:
+      ``bt.config.fallback``, "warn" by default). An op without a batch rule for its arguments
+      runs once per example; a function that converts a batched value to a Python scalar
+      (``float(x)``), whose examples take different branches of an ``if``, or that makes values
+      whose shape depends on the data, reruns once per example as a whole, and the results are
+      stacked. "warn" does so with one ``bt.PerformanceWarning``, "silent" without, "error"
+      raises the clear error instead. A function that writes into its arguments is not rerun
+      (the write would be applied twice): it gets the clear error.
 
     >>> import numpy as np, batchtensor as bt
     >>> xs, w = np.ones((5, 3)), np.ones((2, 3))
@@ -471,19 +613,18 @@ def vmap(func: Callable | None = None, in_axes: Any = 0, out_axes: Any = 0, *,
     if randomness not in ("error", "different", "same"):
         raise ValueError(
             f"vmap: randomness must be 'error', 'different' or 'same', got {randomness!r}")
-    if control_flow not in ("error", "loop"):
-        raise ValueError(f"vmap: control_flow must be 'error' or 'loop', got {control_flow!r}")
+    if fallback is not None and fallback not in FALLBACK_MODES:
+        raise ValueError(f"vmap: fallback must be None or one of {FALLBACK_MODES}, got "
+                         f"{fallback!r}")
     if func is None:
         return lambda f: vmap(f, in_axes, out_axes, axis_size=axis_size,
-                              chunk_size=chunk_size, randomness=randomness,
-                              control_flow=control_flow)
+                              chunk_size=chunk_size, randomness=randomness, fallback=fallback)
     if not callable(func):
         raise TypeError(f"vmap: expected a function, got {type(func).__name__}")
     return VmapFunction(func, in_axes, out_axes,
                          None if axis_size is None else int(axis_size),
                          chunk_size if chunk_size in (None, "auto") else int(chunk_size),
-                         randomness,
-                         control_flow)
+                         randomness, fallback)
 
 
 # ---- outputs ------------------------------------------------------------------------------------

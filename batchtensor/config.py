@@ -1,41 +1,101 @@
-"""Runtime switches: ``bt.config.fallback`` chooses what the per-example loop fallback does."""
+"""Runtime switches: ``bt.config.fallback`` chooses what the slow, per-example paths do.
+
+Setting an attribute (``bt.config.fallback = "error"``) changes the default for every thread;
+``with bt.config(fallback="error"):`` changes it for the current thread until the block ends
+(nested blocks restore what they found), and so does a ``vmap(..., fallback=...)`` call for the
+time it runs.
+"""
 
 from __future__ import annotations
 
-_FALLBACK_MODES = ("warn", "silent", "error")
+import threading
+from contextlib import contextmanager
+from typing import Iterator
+
+__all__ = ["Config", "config", "FALLBACK_MODES"]
+
+FALLBACK_MODES = ("warn", "silent", "error")
+
+
+class _ThreadSettings(threading.local):
+    """This thread's overrides (None: the global value). Class attributes as the defaults: a
+    missing attribute of a ``threading.local`` costs an AttributeError on every read."""
+
+    fallback = None
+    intercept_numpy = None
 
 
 class Config:
-    """Global settings of batchtensor.
+    """Settings of batchtensor.
 
-    ``fallback``: what happens when an op has no batch rule, boxed kind or decomposition and
-    runs through the per-example loop: ``"warn"`` (default; one ``bt.PerformanceWarning`` per
-    op), ``"silent"``, or ``"error"`` (raise ``bt.BatchingError``; proves a rule served an op).
+    ``fallback``: what happens where only a per-example run gives the loop's result: an op
+    with no batch rule for its arguments (the per-op loop fallback), and a function that needs
+    a per-example run as a whole (a Python scalar conversion, examples that disagree at an
+    ``if``, data-dependent shapes: the whole-function rerun). ``"warn"`` (default: run per
+    example, one ``bt.PerformanceWarning`` per op or function), ``"silent"`` (run per example),
+    or ``"error"`` (raise: proves that everything ran vectorised).
+
+    ``intercept_numpy``: while a vmap runs on a thread, NumPy's converting functions reached
+    through the ``numpy`` module (``np.asarray``, ``np.array``...) keep batched values batched
+    (``batchtensor.conversions``). True by default; False leaves ``numpy`` untouched (the
+    conversions then raise their clear error).
 
     >>> import batchtensor as bt
-    >>> bt.config.fallback = "error"
-    >>> bt.config.fallback = "warn"
+    >>> with bt.config(fallback="error"):
+    ...     bt.config.fallback
+    'error'
+    >>> bt.config.fallback
+    'warn'
     """
 
-    __slots__ = ("_fallback",)
+    __slots__ = ("_fallback", "_intercept_numpy", "_local")
 
     def __init__(self) -> None:
         self._fallback = "warn"
+        self._intercept_numpy = True
+        self._local = _ThreadSettings()
 
     @property
     def fallback(self) -> str:
-        return self._fallback
+        return self._local.fallback or self._fallback
 
     @fallback.setter
     def fallback(self, mode: str) -> None:
-        if mode not in _FALLBACK_MODES:
-            raise ValueError(
-                f"bt.config.fallback must be one of {_FALLBACK_MODES}, got {mode!r}"
-            )
-        self._fallback = mode
+        self._fallback = _checked_fallback(mode)
+
+    @property
+    def intercept_numpy(self) -> bool:
+        value = self._local.intercept_numpy
+        return self._intercept_numpy if value is None else value
+
+    @intercept_numpy.setter
+    def intercept_numpy(self, value: bool) -> None:
+        self._intercept_numpy = bool(value)
+
+    @contextmanager
+    def __call__(self, *, fallback: str | None = None,
+                 intercept_numpy: bool | None = None) -> Iterator[Config]:
+        """Settings for the current thread, until the ``with`` block ends."""
+        saved = {k: getattr(self._local, k) for k in ("fallback", "intercept_numpy")}
+        if fallback is not None:
+            self._local.fallback = _checked_fallback(fallback)
+        if intercept_numpy is not None:
+            self._local.intercept_numpy = bool(intercept_numpy)
+        try:
+            yield self
+        finally:
+            for k, v in saved.items():
+                setattr(self._local, k, v)
 
     def __repr__(self) -> str:
-        return f"batchtensor.config(fallback={self._fallback!r})"
+        return (f"batchtensor.config(fallback={self.fallback!r}, "
+                f"intercept_numpy={self.intercept_numpy!r})")
+
+
+def _checked_fallback(mode: str) -> str:
+    if mode not in FALLBACK_MODES:
+        raise ValueError(f"bt.config.fallback must be one of {FALLBACK_MODES}, got {mode!r}")
+    return mode
 
 
 config = Config()

@@ -16,7 +16,7 @@ from typing import Any
 
 import numpy as np
 
-__all__ = ["user_site", "conversion_message", "user_stacklevel"]
+__all__ = ["user_site", "conversion_message", "user_stacklevel", "user_line"]
 
 _PKG = os.path.dirname(os.path.abspath(__file__))
 _NUMPY = os.path.dirname(os.path.abspath(np.__file__))
@@ -79,6 +79,21 @@ def user_stacklevel() -> int:
         f = f.f_back
         level += 1
     return level
+
+
+def user_line(exc: BaseException) -> str:
+    """```code` (file:line)`` of the last frame of ``exc``'s traceback outside batchtensor and
+    NumPy (the user's line that led to it), or ``""``."""
+    found = ""
+    tb = exc.__traceback__
+    while tb is not None:
+        fn = tb.tb_frame.f_code.co_filename
+        if not _inside(fn, _PKG) and not _inside(fn, _NUMPY):
+            line = linecache.getline(fn, tb.tb_lineno).strip()
+            loc = f"{os.path.basename(fn)}:{tb.tb_lineno}"
+            found = f"`{line}` ({loc})" if line else loc
+        tb = tb.tb_next
+    return found
 
 
 def _where(f) -> str:

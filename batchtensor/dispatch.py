@@ -20,7 +20,7 @@ from typing import Any
 
 import numpy as np
 
-from .errors import BatchingError, ControlFlowError, LoopFallback
+from .errors import BatchingError, ControlFlowError, DataDependentError, LoopFallback
 from .plumbing import (LEAF_TYPES, SCALAR_TYPES, binary_fast_paths, innermost, matmul_fast,
                        scan_level, unary_fast, unwrap, wrap_result)
 from .registry import (ARRAY, ARRAYS, RECORDERS, REGISTRY, Path, defers_to_us, op_name,
@@ -95,6 +95,10 @@ def _run_entry(op, entry, args: tuple, kwargs: dict, level) -> Any:
         if RECORDERS:
             record(op, Path.LOOP)
         return _loop(op, args, kwargs, level, recorded=True)
+    except DataDependentError as e:
+        if e.level is None:
+            e.level = level  # the level whose examples differ: its vmap reruns per example
+        raise
 
 
 def _like_call(op, args: tuple, kwargs: dict, like: Any) -> Any:
@@ -243,6 +247,10 @@ def ufunc_call(ufunc, method: str, inputs: tuple, kwargs: dict) -> Any:
         handler = slots.ufunc_methods[method]
     try:
         return handler(ufunc, inputs, kwargs)
+    except DataDependentError as e:
+        if e.level is None:
+            e.level = scan_level(kwargs, scan_level(inputs))
+        raise
     except LoopFallback:
         op = getattr(ufunc, method) if method != "__call__" else ufunc
         level = scan_level(kwargs, scan_level(inputs))
@@ -274,8 +282,8 @@ def truth_value(x: BatchedTensor) -> bool:
     raise ControlFlowError(
         "data-dependent control flow: bool() of a batched value is True for some examples and "
         "False for others, so a Python `if`/`while` on it would take different branches per "
-        "example. Compute both branches and select with np.where(cond, a, b), or pass "
-        "control_flow='loop' to bt.vmap to rerun the function per example.", x._level
+        "example. Compute both branches and select with np.where(cond, a, b); or, unless "
+        "fallback='error', bt.vmap reruns the function once per example.", x._level
     )
 
 

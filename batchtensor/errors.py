@@ -18,7 +18,19 @@ class BatchingError(RuntimeError):
 class ControlFlowError(BatchingError):
     """``bool()`` of a batched value whose examples disagree: a Python ``if``/``while`` on it
     would take different branches per example. ``level`` is the vmap level that disagrees
-    (``vmap(..., control_flow="loop")`` catches it for its own level and reruns per example)."""
+    (``vmap`` catches it for its own level and reruns the function per example, unless
+    ``fallback="error"``)."""
+
+    def __init__(self, message: str, level=None):
+        super().__init__(message)
+        self.level = level
+
+
+class DataDependentError(BatchingError):
+    """A value's shape or dtype depends on the data and differs between the examples
+    (``np.unique``, a boolean mask that selects a different count per example), so no batch can
+    hold it. ``level`` is the vmap level whose examples differ (the dispatcher fills it in);
+    ``vmap`` reruns the function per example for it, unless ``fallback="error"``."""
 
     def __init__(self, message: str, level=None):
         super().__init__(message)
@@ -51,3 +63,19 @@ def unbatched_out_error(name: str, target: str = "out=") -> BatchingError:
         f"vmap level (it is shared by every example). Create it inside the function from a "
         f"batched value (np.empty_like(x), np.zeros_like(x, shape=...)){instead}."
     )
+
+
+def rerun_reason(exc: BaseException) -> tuple | None:
+    """``(level, reason)`` if only a per-example run of the function can give the loop's result
+    past ``exc`` (a conversion of a batched value to a Python scalar or a plain array, a branch
+    the examples take differently, a data-dependent shape), else None. ``level`` is the vmap
+    level whose batched value caused it."""
+    if isinstance(exc, ValueError) and getattr(exc.__cause__, "batchtensor_conversion", False):
+        exc = exc.__cause__  # NumPy wraps float(x) of out[i] = x in "setting an array element"
+    if getattr(exc, "batchtensor_conversion", False):
+        return exc.batchtensor_level, f"a batched value is converted ({exc.batchtensor_what})"
+    if isinstance(exc, ControlFlowError):
+        return exc.level, "the examples take different branches of a Python if/while"
+    if isinstance(exc, DataDependentError):
+        return exc.level, "a value's shape depends on the data and differs between examples"
+    return None

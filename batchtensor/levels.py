@@ -4,34 +4,43 @@ from __future__ import annotations
 
 import itertools
 import threading
-from contextlib import contextmanager
-from typing import Iterator
 
 from .errors import EscapedBatchedTensorError
 
 __all__ = ["Level", "open_level", "close_level", "current_level", "active_levels",
-           "random_scope", "current_session", "RandomSession"]
+           "random_scope", "current_session", "session_tick", "resume_session",
+           "RandomSession"]
 
 _ids = itertools.count(1)  # itertools.count is atomic under the GIL: ids are unique across threads
-_state = threading.local()
+
+
+class _ThreadState(threading.local):
+    """This thread's levels and random session. Class attributes as the defaults: a missing
+    attribute of a ``threading.local`` costs an AttributeError on every read."""
+
+    stack: list | None = None
+    session: RandomSession | None = None
+    pins = 0  # random_scope blocks open: the session outlives the levels opened inside them
+
+
+_state = _ThreadState()
 
 _RANDOMNESS = ("error", "different", "same")
 
 
 def _stack() -> list:
-    try:
-        return _state.stack
-    except AttributeError:
-        _state.stack = []
-        return _state.stack
+    stack = _state.stack
+    if stack is None:
+        stack = _state.stack = []
+    return stack
 
 
 class Level:
     """One vmap level: its id (higher = inner), batch size and randomness mode.
 
     ``offset`` is the index of this level's first example in the whole batch of its ``vmap``
-    call (non-zero for the chunks of ``chunk_size`` and the per-example reruns of
-    ``control_flow="loop"``): ``bt.random`` keys every example's stream by its global index, so
+    call (non-zero for the chunks of ``chunk_size`` and the per-example reruns of the
+    whole-function fallback): ``bt.random`` keys every example's stream by its global index, so
     that a draw does not depend on how the batch was split.
 
     A level is *alive* while its ``vmap_level()`` block (or ``vmap`` call) runs; a BatchedTensor
@@ -40,7 +49,7 @@ class Level:
     """
 
     __slots__ = ("id", "size", "alive", "randomness", "offset", "like", "outermost",
-                 "__weakref__")
+                 "per_example", "ended_session", "__weakref__")
 
     def __init__(self, size: int | None = None, randomness: str = "error", offset: int = 0):
         if randomness not in _RANDOMNESS:
@@ -53,6 +62,10 @@ class Level:
         self.randomness = randomness
         self.offset = offset
         self.like = None  # a physical input (its backend is where bt.random draws)
+        # True for the level of one example of a whole-function rerun: its values stand for
+        # that one example, so they convert to Python scalars and plain arrays as it would
+        self.per_example = False
+        self.ended_session = None  # the random session its closing ended (see resume_session)
 
     def __repr__(self) -> str:
         state = "alive" if self.alive else "closed"
@@ -95,55 +108,71 @@ class RandomSession:
     the session one fresh epoch, so two separate vmap calls draw different numbers.
     """
 
-    __slots__ = ("tick", "epochs", "pinned")
+    __slots__ = ("tick", "epochs")
 
     def __init__(self) -> None:
         self.tick = 0
         self.epochs: dict = {}
-        self.pinned = False  # held by a random_scope: outlives the levels opened inside it
 
 
 class _Scope:
-    __slots__ = ("session", "start", "end")
+    """One vmap call's hold on the random session: ``with random_scope() as scope``. While any
+    scope of the thread is open, the session outlives the levels that close inside it (the
+    passes over chunks, the first pass before a rerun); it is made on the first draw, as ever,
+    so a vmap without ``bt.random`` creates nothing."""
 
-    def __init__(self, session: RandomSession):
-        self.session = session
-        self.start = self.end = session.tick
+    __slots__ = ("start", "end")
 
     def rewind(self) -> None:
         """Start one more pass over the same examples' draws (a chunk, a rerun)."""
-        s = self.session
-        self.end = max(self.end, s.tick)
-        s.tick = self.start
+        s = _state.session
+        if s is not None:
+            self.end = max(self.end, s.tick)
+            s.tick = self.start
+
+    def __enter__(self) -> _Scope:
+        _state.pins += 1
+        s = _state.session
+        self.start = self.end = 0 if s is None else s.tick
+        return self
+
+    def __exit__(self, *exc) -> None:
+        state = _state
+        state.pins -= 1
+        s = state.session
+        if s is not None:
+            s.tick = max(self.end, s.tick)
+            if not state.pins and not _stack():
+                state.session = None
 
 
 def current_session() -> RandomSession:
-    """This thread's random session, created on first use; the outermost level (or the
-    random_scope that pinned it) ends it."""
-    session = getattr(_state, "session", None)
+    """This thread's random session, created on first use; the outermost level (or the last
+    random_scope open around it) ends it."""
+    session = _state.session
     if session is None:
         session = _state.session = RandomSession()
     return session
 
 
-@contextmanager
-def random_scope() -> Iterator[_Scope]:
+def session_tick() -> int:
+    """Where this thread's random session is now (0 without one): where a pass starts."""
+    session = _state.session
+    return 0 if session is None else session.tick
+
+
+def resume_session(level: Level) -> None:
+    """Make the session that closing ``level`` ended current again (for a rerun of the same
+    examples, which must draw what the first pass drew: the same generators' epochs)."""
+    if level.ended_session is not None and _state.session is None:
+        _state.session = level.ended_session
+
+
+def random_scope() -> _Scope:
     """Join (or open) this thread's random session for one vmap call whose examples may run in
-    several passes (chunks, per-example reruns); it stays alive across those passes."""
-    session = getattr(_state, "session", None)
-    owner = session is None
-    if owner:
-        session = _state.session = RandomSession()
-    pinned = session.pinned
-    session.pinned = True
-    scope = _Scope(session)
-    try:
-        yield scope
-    finally:
-        session.tick = max(scope.end, session.tick)
-        session.pinned = pinned
-        if owner and not _stack():
-            _state.session = None
+    several passes (chunks, per-example reruns); it stays alive across those passes. A class
+    rather than a generator context manager: every vmap call enters one."""
+    return _Scope()
 
 
 def open_level(size: int | None = None, randomness: str = "error", offset: int = 0,
@@ -169,7 +198,6 @@ def close_level(level: Level) -> None:
         stack.pop()
     elif level in stack:
         del stack[stack.index(level):]
-    if level.outermost:  # the random session (if bt.random made one) ends with the vmap call
-        session = getattr(_state, "session", None)
-        if session is not None and not session.pinned:
-            _state.session = None
+    if level.outermost and not _state.pins:  # the session (if bt.random made one) ends too
+        level.ended_session = _state.session
+        _state.session = None

@@ -21,6 +21,7 @@ from typing import Any, Callable, Iterator
 import numpy as np
 
 __all__ = ["StrEnum", "Path", "ParamKind", "BoxedKind", "Param", "Binder", "OpEntry", "REGISTRY",
+           "ALIASES",
            "lookup", "register", "op_name", "batch_rule", "decomposition", "binder_from_signature",
            "RECORDERS", "record", "record_paths", "register_physical_type", "is_physical_type",
            "defers_to_us", "slots"]
@@ -281,6 +282,11 @@ class OpEntry:
 
 
 REGISTRY: dict[Any, OpEntry] = {}
+
+#: callables that stand for another op: ``conversions``' wrappers of ``np.asarray`` & co.,
+#: which NumPy's own ``like=`` path hands to ``__array_function__`` in place of the original
+#: (it looks the function up in the ``numpy`` module by name)
+ALIASES: dict[Any, Any] = {}
 
 
 def register(entry: OpEntry, *, replace: bool = False) -> OpEntry:

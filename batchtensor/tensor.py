@@ -22,7 +22,7 @@ import numpy as np
 from .diagnostics import conversion_message
 from .errors import BatchingError
 from .levels import Level, current_level
-from .registry import RECORDERS, Path, defers_to_us, record, slots
+from .registry import ALIASES, RECORDERS, Path, defers_to_us, record, slots
 
 __all__ = ["BatchedTensor", "new_batched", "enter", "scalar_per_example", "plain_array",
            "reshape_view",
@@ -252,28 +252,61 @@ class BatchedTensor:
     def _no_conversion(self, what: str):
         err = TypeError(conversion_message(what, BatchedTensor))
         err.batchtensor_conversion = True  # vmap unwraps NumPy's "setting an array element" wrap
+        err.batchtensor_level = self._level  # the level whose examples a rerun would separate
+        err.batchtensor_what = what
         raise err
 
+    def _the_example(self) -> Any:
+        """The one example of a value at a per-example level (a whole-function rerun: the
+        level exists only so that ``bt.random`` draws example i's numbers), which converts as
+        that example would; everywhere else, the clear conversion error."""
+        level = self._level
+        if not level.per_example:
+            return None
+        level.check_alive()
+        return self._value[(_ALL,) * self._bdim + (0,)]
+
     def __array__(self, dtype=None, copy=None):
-        self._no_conversion("Converting to a NumPy array (__array__)")
+        example = self._the_example()
+        if example is None:
+            self._no_conversion("Converting to a NumPy array (__array__)")
+        return np.asarray(example, dtype=dtype, copy=copy)
 
     def __int__(self):
-        self._no_conversion("int()")
+        example = self._the_example()
+        if example is None:
+            self._no_conversion("int()")
+        return int(example)
 
     def __float__(self):
-        self._no_conversion("float()")
+        example = self._the_example()
+        if example is None:
+            self._no_conversion("float()")
+        return float(example)
 
     def __complex__(self):
-        self._no_conversion("complex()")
+        example = self._the_example()
+        if example is None:
+            self._no_conversion("complex()")
+        return complex(example)
 
     def __index__(self):
-        self._no_conversion("Using as an index or size (__index__)")
+        example = self._the_example()
+        if example is None:
+            self._no_conversion("Using as an index or size (__index__)")
+        return operator.index(example)
 
     def item(self, *args):
-        self._no_conversion(".item()")
+        example = self._the_example()
+        if example is None:
+            self._no_conversion(".item()")
+        return example.item(*args)
 
     def tolist(self):
-        self._no_conversion(".tolist()")
+        example = self._the_example()
+        if example is None:
+            self._no_conversion(".tolist()")
+        return example.tolist()
 
     def __reduce_ex__(self, protocol):
         raise TypeError("a BatchedTensor cannot be pickled; unwrap it first (level.unwrap)")
@@ -289,7 +322,7 @@ class BatchedTensor:
         for t in types:
             if t is not BatchedTensor and not defers_to_us(t):
                 return NotImplemented
-        return slots.function_call(func, args, kwargs, self)
+        return slots.function_call(ALIASES.get(func, func), args, kwargs, self)
 
     # ---- ndarray methods (routed through the same dispatcher as the NumPy functions) ---------
     def sum(self, *args, **kwargs):

@@ -254,10 +254,15 @@ class _Run:
 
 
 def _conversion_error(exc) -> bool:
-    """Whether ``exc`` is (or was caused by) the clear TypeError a BatchedTensor raises when a
-    plain NumPy array's own method tries to convert it."""
+    """Whether ``exc`` is (or was caused by) the clear error NumPy's own code meets with a
+    batched value it was not asked about: the TypeError a BatchedTensor raises when a plain
+    array's method tries to convert it, or, where ``np.asarray`` inside NumPy's Python code
+    kept it batched (``batchtensor.conversions``), the BatchingError for writing it into a
+    plain array NumPy made."""
     while exc is not None:
         if isinstance(exc, TypeError) and "BatchedTensor" in str(exc):
+            return True
+        if isinstance(exc, bt.BatchingError) and "not batched at this vmap level" in str(exc):
             return True
         exc = exc.__cause__ or exc.__context__
     return False

@@ -26,7 +26,7 @@ LAYERS = [
     ("dispatch", ["dispatch", "operators"]),
     ("boxed", ["boxed", "boxed.*"]),
     ("rules", ["rules.*", "decompositions"]),
-    ("api", ["api", "random"]),
+    ("api", ["conversions", "api", "random"]),
     ("onnx", ["onnx", "onnx.*"]),
     ("package", ["", "__main__"]),
 ]

@@ -177,7 +177,7 @@ def test_batched_value_into_unbatched_target_raises(rng):
         return bt.vmap(inner)(vs)
 
     with pytest.raises(TypeError, match="BatchedTensor"):
-        bt.vmap(plain)(vs)
+        bt.vmap(plain, fallback="error")(vs)
     with pytest.raises(bt.BatchingError, match="numpy.copyto.*dst"):
         bt.vmap(copyto)(vs)
     with pytest.raises(bt.BatchingError, match="not batched at this vmap level"):

@@ -1,6 +1,11 @@
 """The misuse corpus: bad calls people make, each with the exception type it must raise and a
 pattern its message must contain, naming the argument (or the call) that was wrong.
 
+Every case runs with ``fallback="error"``: many of these calls (conversions, disagreeing
+control flow, writes of a batched value into a plain array) give the loop's result by default,
+through the whole-function rerun (tests/test_rerun.py); with the rerun refused, each must still
+raise its clear error.
+
 Categories: wrong axes, size mismatches, escaped tensors, conversions, disagreeing control flow,
 writes into unbatched arrays, non-array leaves, bad out_axes, bad vmap options, bt.random, the
 manual API. A silent wrong result is the worst bug; an unclear error is the second worst.
@@ -141,7 +146,8 @@ CASES = [
      r"escaped"),
     # ---- conversions ---------------------------------------------------------------------------
     ("convert_asarray", vm(np.asarray, X), TE, r"__array__.*np\.array/np\.asarray"),
-    ("convert_array", vm(lambda x: np.array(x), X), TE, r"__array__"),
+    ("convert_array", lambda: _not_intercepted(vm(lambda x: np.array(x), X)), TE, r"__array__"),
+    ("convert_asarray_bound", vm(lambda x: _BOUND_ASARRAY(x), X), TE, r"__array__"),
     ("convert_float", vm(lambda x: float(x[0]), X), TE, r"float\(\) on a BatchedTensor"),
     ("convert_int", vm(lambda x: int(x[0]), X), TE, r"int\(\) on a BatchedTensor"),
     ("convert_complex", vm(lambda x: complex(x[0]), X), TE, r"complex\(\) on a BatchedTensor"),
@@ -174,7 +180,7 @@ CASES = [
     ("control_not", vm(lambda x: not (x[0] > 1), X), bt.BatchingError, r"bool\(\)"),
     ("control_assert", vm(lambda x: _assert(x[0] > 1), X), bt.BatchingError, r"bool\(\)"),
     ("control_any", vm(lambda x: 1 if np.any(x > 8) else 0, X), bt.BatchingError,
-     r"control_flow='loop'"),
+     r"unless fallback='error', bt\.vmap reruns the function once per example"),
     ("control_nested_inner", vm(bt.vmap(lambda s: s if s > 5 else -s), X), bt.BatchingError,
      r"bool\(\)"),
     ("control_size_zero", vm(lambda x: x if x.sum() > 0 else -x, X[:0]), bt.BatchingError,
@@ -182,10 +188,12 @@ CASES = [
     ("control_array_bool", vm(lambda x: bool(x), X), VE,
      r"truth value of an array with more than one element"),
     ("control_empty_bool", vm(lambda x: bool(x[:0]), X), VE, r"truth value of an empty array"),
-    ("control_loop_zero", vm(lambda x: x if x.sum() > 0 else -x, X[:0], control_flow="loop"),
+    ("control_rerun_zero", vm(lambda x: x if x.sum() > 0 else -x, X[:0], fallback="warn"),
      bt.BatchingError, r"batch size 0"),
-    ("control_loop_write_input", vm(lambda x: x.__iadd__(1), X.copy(), control_flow="loop"), VE,
-     r"control_flow='loop'.*read-only.*x = x\.copy\(\)"),
+    ("rerun_after_write_into_input", vm(lambda x: _write_then_convert(x), X.copy(),
+                                        fallback="warn"), BTE,
+     r"a batched value is converted \(float\(\)\).*writes into one of its arguments.*"
+     r"x = x\.copy\(\)"),
     # ---- writes into unbatched arrays ----------------------------------------------------------
     ("write_plain_scalar_slot", vm(plain_write(lambda o, x: setitem(o, 0, x[0])), X), TE,
      r"into 'a' \(a plain numpy\.ndarray of shape \(4,\), float64\) at `a\[k\] = v`.*"
@@ -283,8 +291,8 @@ CASES = [
     ("axis_size_float", vm(np.sin, X, in_axes=None, axis_size=2.0), VE, r"axis_size must be"),
     ("randomness_bad", vm(np.sin, X, randomness="diff"), VE,
      r"randomness must be 'error', 'different' or 'same', got 'diff'"),
-    ("control_flow_bad", vm(np.sin, X, control_flow="python"), VE,
-     r"control_flow must be 'error' or 'loop', got 'python'"),
+    ("fallback_bad", vm(np.sin, X, fallback="python"), VE,
+     r"fallback must be None or one of \('warn', 'silent', 'error'\), got 'python'"),
     ("func_not_callable", lambda: bt.vmap(3), TE, r"vmap: expected a function, got int"),
     ("fallback_mode_bad", lambda: setattr(bt.config, "fallback", "loud"), VE,
      r"bt\.config\.fallback must be one of"),
@@ -352,8 +360,8 @@ CASES = [
      r"batched boolean mask: the mask selects between 0 and 4 elements"),
     ("unique_sizes_differ", vm(lambda x: np.unique(np.minimum(x, 5)), X), BTE,
      r"numpy\.unique: the output size depends on the data and differs between examples"),
-    ("loop_shapes_differ", vm(lambda x: np.repeat(x, (x > 5).astype(int)), X), BTE,
-     r"numpy\.repeat: the per-example results have different shapes"),
+    ("loop_shapes_differ", vm(lambda x: np.repeat(x, (x > 5).astype(int)), X, fallback="silent"),
+     BTE, r"numpy\.repeat: the per-example results have different shapes"),
     ("loop_fallback_error_mode", lambda: _strict(vm(
         lambda x: np.repeat(x, (x > 5).astype(int)), X)), BTE,
      r"numpy\.repeat has no batch rule.*bt\.config\.fallback is 'error'"),
@@ -364,6 +372,19 @@ def _while(x):
     while x.sum() > 10:
         x = x / 2
     return x
+
+
+_BOUND_ASARRAY = np.asarray  # bound at import: beyond batchtensor.conversions' reach
+
+
+def _not_intercepted(call):
+    with bt.config(intercept_numpy=False):
+        return call()
+
+
+def _write_then_convert(x):
+    x += 1.0
+    return x * float(x[0])
 
 
 def _assert(c):
@@ -390,12 +411,8 @@ def _unwrap_inner(outer):
 
 
 def _strict(fn):
-    old = bt.config.fallback
-    bt.config.fallback = "error"
-    try:
+    with bt.config(fallback="error"):
         return fn()
-    finally:
-        bt.config.fallback = old
 
 
 def test_corpus_size():
@@ -405,7 +422,7 @@ def test_corpus_size():
 
 @pytest.mark.parametrize("name, call, exc, pattern", CASES, ids=[c[0] for c in CASES])
 def test_misuse(name, call, exc, pattern):
-    with warnings.catch_warnings():
+    with warnings.catch_warnings(), bt.config(fallback="error"):
         warnings.simplefilter("ignore")
         with pytest.raises(exc) as info:
             call()

@@ -293,11 +293,15 @@ def test_plain_numpy_generator_draws_one_shared_sample():
 def test_batched_parameter_to_numpy_generator_points_at_bt_random():
     rng = np.random.default_rng(0)
     with pytest.raises(TypeError, match=r"bt\.random\.default_rng"):
-        bt.vmap(lambda x: rng.normal(loc=x))(np.zeros(3))
+        bt.vmap(lambda x: rng.normal(loc=x), fallback="error")(np.zeros(3))
+    # by default the function reruns per example: the generator then draws as in the loop
+    got = bt.vmap(lambda x: rng.normal(loc=x), fallback="silent")(np.arange(3.0))
+    again = np.random.default_rng(0)
+    np.testing.assert_array_equal(got, [again.normal(loc=x) for x in np.arange(3.0)])
 
 
-# ---- control_flow="loop" reruns draw the same numbers ------------------------------------------
-def test_loop_rerun_draws_the_same_numbers():
+# ---- whole-function reruns draw the same numbers ------------------------------------------------
+def test_rerun_draws_the_same_numbers():
     def f(x):
         noise = bt.random.default_rng(4).random(3)
         if x > 0:
@@ -305,8 +309,8 @@ def test_loop_rerun_draws_the_same_numbers():
         return noise - x
 
     xs = np.array([1.0, -2.0, 3.0, -4.0])
-    with pytest.warns(bt.PerformanceWarning, match="control_flow='loop'"):
-        got = bt.vmap(f, randomness="different", control_flow="loop")(xs)
+    with pytest.warns(bt.PerformanceWarning, match="reruns once per example"):
+        got = bt.vmap(f, randomness="different")(xs)
     noise = bt.vmap(lambda x: bt.random.default_rng(4).random(3), randomness="different")(xs)
     np.testing.assert_array_equal(got, noise + np.abs(xs)[:, None])
 

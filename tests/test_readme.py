@@ -27,5 +27,9 @@ def test_readme_examples_run():
             if "..." in block:  # signatures and skeletons, not runnable code
                 continue
             exec(compile(block, "README.md", "exec"), namespace)  # noqa: S102
+    bt, bad, xs = namespace["bt"], namespace["bad"], namespace["xs"]
     with pytest.raises(Exception, match="shared by every example"):
-        namespace["bt"].vmap(namespace["bad"])(namespace["xs"])
+        bt.vmap(bad, fallback="error")(xs)
+    with pytest.warns(bt.PerformanceWarning, match="reruns once per example"):
+        got = bt.vmap(bad)(xs)
+    assert (got[:, 0] == xs[:, 0]).all() and (got[:, 1:] == 0).all()

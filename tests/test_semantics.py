@@ -117,8 +117,10 @@ def test_write_into_plain_array_names_target_and_fix():
     with pytest.raises(TypeError, match=r"cannot write a batched value or index into 'out' "
                                         r"\(a plain numpy.ndarray of shape \(3,\), float64\)"
                        ) as info:
-        bt.vmap(f)(X)
+        bt.vmap(f, fallback="error")(X)
     assert "out[0] = x[0, 0]" in str(info.value) and "np.zeros_like(x, shape=" in str(info.value)
+    with pytest.warns(bt.PerformanceWarning, match=r"float\(\)\) at `out\[0\] = x\[0, 0\]`"):
+        assert_same(bt.vmap(f)(X), loop_vmap(f)(X))  # by default: the rerun per example
 
 
 @pytest.mark.parametrize("dtype", [np.float64, np.int64, np.complex128, np.float32])
@@ -129,7 +131,7 @@ def test_write_into_plain_array_error_for_every_dtype(dtype):
         return out
 
     with pytest.raises(TypeError, match="cannot write a batched value or index into 'out'"):
-        bt.vmap(f)(X)
+        bt.vmap(f, fallback="error")(X)
 
 
 def test_slice_write_and_like_array_into_plain_array():
@@ -139,7 +141,7 @@ def test_slice_write_and_like_array_into_plain_array():
         return out
 
     with pytest.raises(TypeError, match=r"'out' \(a plain numpy.ndarray of shape \(5,\)"):
-        bt.vmap(f)(X)
+        bt.vmap(f, fallback="error")(X)
 
 
 def test_inplace_operator_on_plain_array_raises_naming_out():
@@ -493,40 +495,41 @@ def test_agreeing_control_flow_takes_the_common_branch(strict):
     compare(whiley, np.full((3, 4), 8.0))
 
 
-def test_disagreeing_control_flow_raises_pointing_at_where():
+def test_disagreeing_control_flow_raises_pointing_at_where_with_fallback_error():
     xs = np.stack([np.ones(3), -np.ones(3)])
     with pytest.raises(bt.BatchingError, match=r"np\.where\(cond, a, b\)") as info:
-        bt.vmap(branchy)(xs)
-    assert "control_flow='loop'" in str(info.value)
+        bt.vmap(branchy, fallback="error")(xs)
+    assert "fallback='error'" in str(info.value)
     assert active_levels() == ()
 
 
 @pytest.mark.parametrize("f", [branchy, whiley], ids=["if", "while"])
 @pytest.mark.parametrize("chunk_size", [None, 2])
-def test_control_flow_loop_reruns_per_example(f, chunk_size):
+def test_disagreeing_control_flow_reruns_per_example(f, chunk_size):
     xs = RNG.normal(size=(5, 3)) * np.array([[1], [-3], [2], [-1], [4]])
     with pytest.warns(bt.PerformanceWarning, match="reruns once per example"):
-        got = bt.vmap(f, control_flow="loop", chunk_size=chunk_size)(xs)
+        got = bt.vmap(f, fallback="warn", chunk_size=chunk_size)(xs)
     assert_same(got, loop_vmap(f)(xs))
 
 
-def test_control_flow_loop_agreeing_does_not_warn():
+def test_agreeing_control_flow_does_not_warn():
     with warnings.catch_warnings():
         warnings.simplefilter("error")
-        got = bt.vmap(branchy, control_flow="loop")(np.abs(X) + 1)
+        got = bt.vmap(branchy, fallback="warn")(np.abs(X) + 1)
     assert_same(got, loop_vmap(branchy)(np.abs(X) + 1))
 
 
-def test_control_flow_loop_nested():
+def test_rerun_nested():
     xs = RNG.normal(size=(3, 4, 2))
-    f = bt.vmap(bt.vmap(branchy, control_flow="loop"), control_flow="loop")
+    f = bt.vmap(bt.vmap(branchy))
     with pytest.warns(bt.PerformanceWarning):
         got = f(xs)
     assert_same(got, loop_vmap(loop_vmap(branchy))(xs))
 
 
-def test_control_flow_loop_outer_level_disagreement_in_inner_vmap():
-    """bool() of an outer value inside an inner vmap: the outer vmap (loop) handles it."""
+def test_outer_level_disagreement_in_inner_vmap_reruns_the_outer_function():
+    """bool() of an outer value inside an inner vmap: the outer vmap reruns, per outer example,
+    and the inner one then runs vectorised."""
     def outer(x, y):
         def inner(b):
             return b * (1.0 if x.sum() > 0 else -1.0)
@@ -534,36 +537,46 @@ def test_control_flow_loop_outer_level_disagreement_in_inner_vmap():
 
     xs = np.array([[1.0], [-1.0], [2.0]])
     ys = RNG.normal(size=(3, 4))
-    with pytest.warns(bt.PerformanceWarning):
-        got = bt.vmap(outer, control_flow="loop")(xs, ys)
+    with pytest.warns(bt.PerformanceWarning, match="vmap\\(outer\\)"):
+        got = bt.vmap(outer)(xs, ys)
     assert_same(got, np.sign(xs) * ys)
     with pytest.raises(bt.BatchingError, match="data-dependent control flow"):
-        bt.vmap(outer)(xs, ys)
+        bt.vmap(outer, fallback="error")(xs, ys)
 
 
-def test_control_flow_loop_inputs_are_read_only():
+def test_writes_into_inputs_reach_them_once_and_are_never_repeated():
     def f(x):
         x += 1
         return x
 
     xs = np.ones((3, 2))
-    with pytest.raises(ValueError, match=r"control_flow='loop'.*x = x.copy\(\)"):
-        bt.vmap(f, control_flow="loop")(xs)
-    np.testing.assert_array_equal(xs, 1.0)
+    np.testing.assert_array_equal(bt.vmap(f)(xs), 2.0)
+    np.testing.assert_array_equal(xs, 2.0)  # the loop's effect, once
+
+    def g(x):
+        x += 1
+        return branchy(x)  # then a rerun would write again
+
+    xs = np.stack([np.ones(2), -np.ones(2) * 5, np.ones(2)])
+    with pytest.raises(bt.BatchingError, match=r"writes into one of its arguments.*x\.copy\(\)"):
+        bt.vmap(g)(xs)
 
 
-def test_control_flow_loop_with_batch_size_zero_raises():
+def test_rerun_with_batch_size_zero_raises():
     with pytest.raises(bt.BatchingError, match="batch size 0"):
-        bt.vmap(branchy, control_flow="loop")(np.zeros((0, 3)))
+        bt.vmap(branchy, fallback="warn")(np.zeros((0, 3)))
 
 
-def test_control_flow_loop_other_errors_propagate():
+def test_other_errors_propagate_without_a_rerun():
+    calls = []
+
     def f(x):
+        calls.append(1)
         raise KeyError("boom")
 
     with pytest.raises(KeyError):
-        bt.vmap(f, control_flow="loop")(X)
-    assert active_levels() == ()
+        bt.vmap(f)(X)
+    assert active_levels() == () and len(calls) == 1
 
 
 # ---- batch size 0 ------------------------------------------------------------------------------
@@ -629,7 +642,7 @@ THREAD_FUNCS = [
     (lambda x, w: bt.vmap(lambda r: r * w[0])(x), (0, None), {}),
     (lambda x, w: np.sort(x, axis=0)[::-1] + w[0, 0], (1, None), {"chunk_size": 3}),
     (lambda x, w: (lambda a: (a.__setitem__(0, w[0, 0]), a)[1])(x.copy()), (0, None), {}),
-    (lambda x, w: branchy(x), (0, None), {"control_flow": "loop"}),
+    (lambda x, w: branchy(x), (0, None), {"fallback": "silent"}),
 ]
 
 
@@ -700,7 +713,7 @@ def _raise(*a):
     lambda: bt.vmap(bt.vmap(_raise)),
     lambda: bt.vmap(lambda x: bt.vmap(lambda y: _raise() if y.sum() > -1e9 else y)(x)),
     lambda: bt.vmap(_raise, chunk_size=1),
-    lambda: bt.vmap(_raise, randomness="different", control_flow="loop"),
+    lambda: bt.vmap(_raise, randomness="different", fallback="warn"),
     lambda: bt.vmap(lambda x: np.sum(x, axis=7)),
 ], ids=["flat", "nested", "deep", "chunked", "loop_mode", "numpy_error"])
 def test_exception_inside_f_leaves_no_level(make):
@@ -729,7 +742,7 @@ class _PerExample:
 
 @pytest.mark.parametrize("exc", [Boom(), KeyboardInterrupt(), MemoryError()],
                          ids=lambda e: type(e).__name__)
-@pytest.mark.parametrize("where", ["flat", "nested", "chunked", "loop fallback", "loop mode"])
+@pytest.mark.parametrize("where", ["flat", "nested", "chunked", "loop fallback", "rerun mode"])
 def test_any_exception_leaves_nothing_behind(exc, where):
     """A KeyboardInterrupt or MemoryError inside f (not only an Exception) closes every level,
     leaves numpy's namespace as it was, the arguments writeable (the loop fallback makes the
@@ -745,7 +758,8 @@ def test_any_exception_leaves_nothing_behind(exc, where):
          "chunked": bt.vmap(boom, in_axes=(0, None), chunk_size=1),
          "loop fallback": bt.vmap(lambda x, w: loop_call(_PerExample(exc), (x, w), {}, x.level),
                                   in_axes=(0, None)),
-         "loop mode": bt.vmap(boom, in_axes=(0, None), control_flow="loop")}[where]
+         "rerun mode": bt.vmap(lambda x, w: boom(x, w) if float(x[0]) else x,
+                               in_axes=(0, None), fallback="warn")}[where]
     arg = np.ones((2, 4, 3)) if where == "nested" else x
     with warnings.catch_warnings():
         warnings.simplefilter("ignore", bt.PerformanceWarning)
@@ -769,7 +783,7 @@ def test_random_session_is_released_after_exception():
     from batchtensor import levels
 
     rng = bt.random.default_rng(0)
-    for kw in ({}, {"chunk_size": 2}, {"control_flow": "loop"}):
+    for kw in ({}, {"chunk_size": 2}, {"fallback": "warn"}):
         with pytest.raises(Boom):
             bt.vmap(lambda x: (rng.random(), _raise()), randomness="different", **kw)(np.ones(3))
         assert getattr(levels._state, "session", None) is None
@@ -804,12 +818,12 @@ def test_inputs_are_not_mutated(i, in_axes):
 
 @pytest.mark.parametrize("f", [lambda x: x, lambda x: x[0], lambda x: x.T,
                                lambda x: (x[1:], 2 * x), lambda x: {"a": np.reshape(x, -1)}])
-@pytest.mark.parametrize("control_flow", ["error", "loop"])
-def test_outputs_are_new_arrays_like_np_stack(f, control_flow):
+@pytest.mark.parametrize("fallback", ["error", "warn"])
+def test_outputs_are_new_arrays_like_np_stack(f, fallback):
     """f returning (a view of) its input: the loop's np.stack copies, so vmap's result must not
     be the caller's array, or writing into it would change the input."""
     xs = X.copy()
-    out = bt.vmap(f, control_flow=control_flow)(xs)
+    out = bt.vmap(f, fallback=fallback)(xs)
     for leaf in flatten(out)[0]:
         assert not np.shares_memory(leaf, xs)
         assert leaf.flags.writeable

@@ -8,7 +8,8 @@ from typing import Any
 import numpy as np
 
 from ..config import config
-from ..errors import BatchingError, PerformanceWarning, unbatched_out_error
+from ..errors import (BatchingError, DataDependentError, PerformanceWarning,
+                      unbatched_out_error)
 from ..pytree import flatten, unflatten
 from ..registry import op_name, slots
 from ..tensor import BatchedTensor, new_batched
@@ -200,10 +201,9 @@ def stack_results(results: list, level, name: str) -> Any:
     for i, res in enumerate(results[1:], 1):
         leaves, td = flatten(res)
         if len(leaves) != len(leaves0):
-            raise BatchingError(
+            raise DataDependentError(
                 f"{name}: example {i} returned {len(leaves)} arrays but example 0 returned "
-                f"{len(leaves0)}; the per-example results cannot be stacked into one batch"
-            )
+                f"{len(leaves0)}; the per-example results cannot be stacked into one batch", level)
         for col, x in zip(columns, leaves):
             col.append(x)
     return unflatten(td0, [_stack_column(col, level, name) for col in columns])
@@ -217,7 +217,8 @@ def _stack_column(col: list, level, name: str) -> Any:
     if isinstance(first, _Input):
         if all(isinstance(x, _Input) and x.source is first.source for x in col):
             return first.source
-        raise BatchingError(f"{name}: some examples returned an input and others a new array")
+        raise DataDependentError(f"{name}: some examples returned an input and others a new array",
+                                 level)
     if _is_arraylike(first):
         shape0 = np.shape(first)
         dtype0 = getattr(first, "dtype", None)
@@ -225,20 +226,19 @@ def _stack_column(col: list, level, name: str) -> Any:
             for i, x in enumerate(col):
                 dt = getattr(x, "dtype", None)
                 if dt is not None and dt != dtype0:
-                    raise BatchingError(
+                    raise DataDependentError(
                         f"{name}: the per-example results have different dtypes ({dtype0} for "
                         f"example 0, {dt} for example {i}): the result type depends on the "
-                        f"data, so one batched array cannot hold them without changing one.")
+                        f"data, so one batched array cannot hold them without changing one.", level)
         for i, x in enumerate(col):
             if not _is_arraylike(x) or np.shape(x) != shape0:
-                raise BatchingError(
+                raise DataDependentError(
                     f"{name}: the per-example results have different shapes ({shape0} for "
                     f"example 0, {np.shape(x) if _is_arraylike(x) else type(x).__name__} for "
                     f"example {i}), so they cannot be stacked into one batched array. The output "
                     f"shape of this op depends on the data (as with np.unique, np.nonzero or a "
                     f"boolean mask): give every example the same output size (e.g. pad, or use a "
-                    f"fixed-size alternative), or run this part outside vmap."
-                )
+                    f"fixed-size alternative), or run this part outside vmap.", level)
         res = new_batched(np.stack(col), 0, level)
         if read_only:
             res._value.flags.writeable = False
@@ -253,10 +253,9 @@ def _stack_column(col: list, level, name: str) -> Any:
             except Exception:  # noqa: BLE001  (an object without a usable ==)
                 same = False
         if not same:
-            raise BatchingError(
+            raise DataDependentError(
                 f"{name}: example {i} returned {x!r} but example 0 returned {first!r}; results "
-                f"that are not arrays must agree across the batch"
-            )
+                f"that are not arrays must agree across the batch", level)
     return first
 
 

@@ -205,10 +205,9 @@ def _trace(base: Callable, plan: _Plan, g: Graph, kwargs: dict) -> list:
             out = unflatten(td, [_const_leaf(x) for x in out_leaves])
             return unwrap_outputs(level, out, lv.out_axes, "out_axes")
 
-    saved = config.fallback
-    config.fallback = "error"
     try:
-        with tracing(g):
+        # no per-example loop or rerun: they unroll over a concrete batch size
+        with tracing(g), config(fallback="error"):
             out = run(0, leaves)
     except BatchingError as e:
         if "bt.config.fallback is 'error'" in str(e):
@@ -217,8 +216,6 @@ def _trace(base: Callable, plan: _Plan, g: Graph, kwargs: dict) -> list:
                 f"unrolls over a concrete batch size): the op needs a batch rule, a boxed kind "
                 f"or a decomposition to export.") from None
         raise
-    finally:
-        config.fallback = saved
     return out, graph_inputs
 
 

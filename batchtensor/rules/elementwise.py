@@ -15,7 +15,7 @@ from __future__ import annotations
 import numpy as np
 
 from ..boxed.pointwise import pointwise
-from ..errors import BatchingError
+from ..errors import DataDependentError
 from ..registry import batch_rule, decomposition
 from ._helpers import (dry_run, ensure_bdim, logical_rank, logical_shape, move_bdim_to_front,
                        pad_to_rank, physical_axis, require, wrap_axis)
@@ -57,7 +57,7 @@ def real_if_close_rule(a, a_bdim, tol=100):
         return np.real(a), a_bdim
     if not np.any(per_example):
         return a, a_bdim
-    raise BatchingError(
+    raise DataDependentError(
         "numpy.real_if_close: the result's dtype depends on the data, and the examples "
         "disagree: some have all imaginary parts within tol of zero (a real result), others "
         "do not (a complex result), so they cannot be stacked into one array. Use np.real(a) "
@@ -96,7 +96,7 @@ def round_rule(number, number_bdim, ndigits=None):
         if np.any(np.isinf(x)):
             raise OverflowError("cannot convert float infinity to integer")
     if np.any(x >= 2.0**63) or (dt.kind == "f" and np.any(x < -2.0**63)):
-        raise BatchingError(
+        raise DataDependentError(
             "round(): a value does not fit in int64, so the Python ints of the examples cannot "
             "be stacked into one integer array; use np.round(x) to keep the float dtype."
         )

@@ -16,7 +16,7 @@ import warnings
 
 import numpy as np
 
-from ..errors import BatchingError
+from ..errors import DataDependentError
 from ..plumbing import unwrap, wrap
 from ..registry import batch_rule, decomposition
 from ..tensor import BatchedTensor
@@ -50,7 +50,7 @@ def bincount_rule(x, x_bdim, /, weights=None, weights_bdim=None, minlength=0):
         lengths = np.maximum(np.max(xv, axis=1) + 1, minlength)
         length = _concrete(np.max(lengths))
         if n and _concrete(np.min(lengths)) != length:
-            raise BatchingError(
+            raise DataDependentError(
                 f"numpy.bincount: the output length is max(x) + 1, which differs between the "
                 f"examples (from {_concrete(np.min(lengths))} to {length}), so the results "
                 f"cannot be stacked into one batch. Pass minlength={length} (or any bound on "

@@ -38,7 +38,7 @@ import re
 import numpy as np
 
 from ..plumbing import innermost, scan_level, unwrap, wrap
-from ..errors import BatchingError
+from ..errors import BatchingError, DataDependentError
 from ..registry import batch_rule
 from ..tensor import BatchedTensor, new_batched
 from ._helpers import (align_front, ensure_bdim, logical_rank, logical_shape, move_bdim_to_front,
@@ -289,7 +289,7 @@ class _Mask0d:
         base = innermost(mask)  # every example at every level
         hi = bool(np.any(base))
         if n and hi != bool(np.all(base)):
-            raise BatchingError(
+            raise DataDependentError(
                 "indexing with a batched 0-d boolean index: it is True for some examples and "
                 "False for others, so the results have different shapes (1 or 0 along the new "
                 "axis). Use np.where(mask, x, fill) to keep shapes fixed.")
@@ -367,7 +367,7 @@ def mask_to_indices(mask, bdim, n, what: tuple = _MASK_WHAT) -> list:
     counts = innermost(np.sum(flat, axis=1))  # every example at every level
     lo, hi = (int(np.min(counts)), int(np.max(counts))) if counts.size else (0, 0)
     if lo != hi:
-        raise BatchingError(
+        raise DataDependentError(
             f"{what[0]} selects between {lo} and {hi} elements depending on the example, so "
             f"the results have different shapes and cannot be batched. Keep shapes fixed with "
             f"np.where(mask, x, fill), or reduce with where=mask ({what[1]})."

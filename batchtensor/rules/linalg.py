@@ -19,7 +19,7 @@ from numpy.lib.array_utils import normalize_axis_tuple
 from ..boxed.pointwise import call_bound
 from ..boxed.variadic import align_core, variadic_bdims
 from ..plumbing import unwrap
-from ..errors import BatchingError
+from ..errors import DataDependentError
 from ..registry import REGISTRY, batch_rule, decomposition, op_name
 from ._helpers import (NoValue, batch_outermost, batch_size_of, ensure_bdim, logical_rank,
                        logical_shape, move_bdim_to_front, pad_to_rank, require, wrap_axis)
@@ -172,7 +172,7 @@ def lstsq_rule(a, a_bdim, b, b_bdim, rcond=None):
     sol = np.matmul(np.conjugate(np.swapaxes(vh, -1, -2)), sinv[..., None] * uhb)
     full = bool(np.all(rank == n)) if m > n else False
     if m > n and not full and bool(np.any(rank == n)):
-        raise BatchingError(
+        raise DataDependentError(
             "numpy.linalg.lstsq: the residuals have shape (k,) for the examples whose `a` has "
             "full column rank and shape (0,) for the others, so they cannot be stacked into one "
             "batched array. Compute the residuals yourself (np.sum(abs(a @ x - b)**2, axis=0)) "

@@ -23,7 +23,7 @@ import numpy as np
 
 from ..plumbing import unwrap
 from ..registry import is_physical_type
-from ..errors import BatchingError
+from ..errors import BatchingError, DataDependentError
 from ..registry import batch_rule, op_name
 from ..tensor import BatchedTensor
 
@@ -58,7 +58,7 @@ def _agree(op, answers: list) -> Any:
     first = answers[0]
     for i, a in enumerate(answers[1:], 1):
         if a != first:
-            raise BatchingError(
+            raise DataDependentError(
                 f"{op_name(op)}: the answer depends on the values and the examples disagree "
                 f"({first!r} for example 0, {a!r} for example {i}); one call cannot return "
                 f"both. Ask for the array's dtype (x.dtype) or use np.result_type instead.")

@@ -26,7 +26,7 @@ import numpy as np
 from numpy.lib._arraysetops_impl import (UniqueAllResult, UniqueCountsResult,
                                          UniqueInverseResult)
 
-from ..errors import BatchingError
+from ..errors import BatchingError, DataDependentError
 from ..registry import batch_rule, is_physical_type, op_name
 from ._helpers import (dry_run, logical_rank, move_bdim_to_front, require,
                        wrap_axes, wrap_axis)
@@ -83,7 +83,7 @@ def _check_common_count(op, mask) -> None:
         return
     else:
         detail = "in an inner vmap level"
-    raise BatchingError(
+    raise DataDependentError(
         f"{op_name(op)}: the output size depends on the data and differs between examples "
         f"({detail}), so the results cannot be stacked into one batched array. Give every "
         f"example the same output size (pad, or use a fixed-size alternative such as a boolean "

@@ -1,0 +1,165 @@
+"""NumPy's converting functions keep batched values batched while a vmap runs.
+
+Library code converts its inputs: ``np.asarray(x)``, ``np.array([a, b, 1.0])``, ``np.r_[a, b]``.
+NumPy does not dispatch these on their data (only on ``like=``), so without help each would
+convert a BatchedTensor with ``__array__``, which must refuse (it would drop the batch axis).
+
+While at least one vmap level is open on any thread, this module replaces those functions in the
+``numpy`` module (``np.asarray`` as user and library code reach it) by thin wrappers. On a
+thread with an open level, a wrapper whose data holds a BatchedTensor hands the call to the
+dispatcher, as NumPy would for ``like=`` that value (NumPy's own ``like=`` path looks the
+function up in ``numpy`` by name, which would find the wrapper), so each example is converted as
+the loop would convert it (dtype, copy, order, ndmin: ``rules/creation.py``); every other call
+goes straight to NumPy's own function. When the last level closes, every attribute of ``numpy``
+is the original again. ``bt.config.intercept_numpy = False`` turns this off.
+
+What it cannot reach: a name bound before the vmap (``from numpy import asarray``, or a module
+that saved ``np.asarray`` at import time) and NumPy's C code.
+"""
+
+from __future__ import annotations
+
+import threading
+from typing import Any
+
+import numpy as np
+
+from .boxed.loop import loop_call
+from .config import config
+from .dispatch import function_call
+from .levels import current_level
+from .registry import ALIASES
+from .tensor import BatchedTensor
+
+__all__ = ["enter", "leave", "ORIGINALS", "installed"]
+
+#: the functions replaced, by name in the ``numpy`` module (their first argument is the data)
+_LIKE_CALLS = ("asarray", "asanyarray", "array", "ascontiguousarray", "asfortranarray",
+               "require")
+ORIGINALS: dict[str, Any] = {name: getattr(np, name) for name in
+                             _LIKE_CALLS + ("asarray_chkfinite", "r_", "c_")}
+
+_NUMPY = vars(np)  # one dict update swaps them all (a tenth of nine setattr calls)
+_lock = threading.Lock()
+_users = 0  # levels open on all threads together
+_replacements: dict[str, Any] = {}
+
+
+def _batched(data: Any) -> BatchedTensor | None:
+    """The first BatchedTensor in ``data`` (a value, or lists / tuples of values)."""
+    t = type(data)
+    if t is BatchedTensor:
+        return data
+    if t is list or t is tuple:
+        for item in data:
+            found = _batched(item)
+            if found is not None:
+                return found
+    return None
+
+
+def _like_call(name: str):
+    original = ORIGINALS[name]
+
+    def convert(a, *args, **kwargs):
+        if "like" not in kwargs and type(a) is not np.ndarray and current_level() is not None \
+                and config.intercept_numpy:
+            like = _batched(a)
+            if like is not None:
+                return function_call(original, (a,) + args, kwargs, like)
+        return original(a, *args, **kwargs)
+
+    convert.__name__ = convert.__qualname__ = name
+    convert.__doc__ = (f"``numpy.{name}``, which keeps a batched value batched inside a vmap "
+                       f"(batchtensor.conversions).\n\n{original.__doc__ or ''}")
+    convert.__wrapped__ = original
+    return convert
+
+
+def _asarray_chkfinite(a, dtype=None, order=None):
+    """``numpy.asarray_chkfinite`` that keeps a batched value batched inside a vmap: NumPy's
+    ValueError when any example holds an inf or a NaN, as the loop raises at the first one."""
+    if current_level() is None or _batched(a) is None or not config.intercept_numpy:
+        return ORIGINALS["asarray_chkfinite"](a, dtype, order)
+    res = function_call(ORIGINALS["asarray"], (a, dtype, order), {}, _batched(a))
+    if res.dtype.char in np.typecodes["AllFloat"] and not bool(np.all(np.isfinite(res))):
+        raise ValueError("array must not contain infs or NaNs")
+    return res
+
+
+class _Concatenator:
+    """``np.r_`` / ``np.c_`` with batched items, as NumPy's index tricks build them: slices
+    become aranges, the items are made at least 1-d in the dtype of them all (Python scalars
+    weak), ``np.c_`` makes 1-d items columns, then one ``np.concatenate``. A string directive
+    (``np.r_['0,2', ...]``) runs once per example through the loop fallback, which is exact."""
+
+    def __init__(self, original, columns: bool):
+        self._original = original
+        self._columns = columns
+
+        def per_example(*items):
+            return original[items if len(items) > 1 else items[0]]
+
+        per_example.__module__ = "numpy"  # how the loop fallback's warning names it
+        per_example.__qualname__ = per_example.__name__ = "c_[...]" if columns else "r_[...]"
+        self._per_example = per_example
+
+    def __getitem__(self, key):
+        items = key if type(key) is tuple else (key,)
+        like = _batched(items) if current_level() is not None and config.intercept_numpy \
+            else None
+        if like is None:
+            return self._original[key]
+        if any(isinstance(k, str) for k in items):
+            return loop_call(self._per_example, items, {}, like._level)
+        objs = [self._original[k] if type(k) is slice else k for k in items]  # slice: arange
+        dtype = np.result_type(*objs)
+        parts = []
+        for a in objs:
+            a = function_call(ORIGINALS["array"], (a,), {"copy": None, "ndmin": 1,
+                                                          "dtype": dtype}, like)
+            if self._columns and a.ndim == 1:
+                a = np.reshape(a, (-1, 1))
+            parts.append(a)
+        return np.concatenate(parts, axis=-1 if self._columns else 0)
+
+    def __len__(self) -> int:
+        return 0  # as numpy's index tricks: they are not sequences
+
+    def __repr__(self) -> str:
+        return f"{self._original!r} (batchtensor.conversions)"
+
+
+def _build() -> dict[str, Any]:
+    made = {name: _like_call(name) for name in _LIKE_CALLS}
+    made["asarray_chkfinite"] = _asarray_chkfinite
+    made["r_"] = _Concatenator(ORIGINALS["r_"], columns=False)
+    made["c_"] = _Concatenator(ORIGINALS["c_"], columns=True)
+    for name in _LIKE_CALLS:
+        ALIASES[made[name]] = ORIGINALS[name]
+    return made
+
+
+def installed() -> bool:
+    """Whether the replacements are in ``numpy`` now."""
+    return np.asarray is not ORIGINALS["asarray"]
+
+
+def enter() -> None:
+    """A vmap level opens: the first one (on any thread) installs the replacements."""
+    global _users
+    with _lock:
+        _users += 1
+        if _users == 1 and config.intercept_numpy:
+            if not _replacements:
+                _replacements.update(_build())
+            _NUMPY.update(_replacements)
+
+
+def leave() -> None:
+    """A vmap level closes: the last one puts NumPy's own functions back."""
+    global _users
+    with _lock:
+        _users -= 1
+        if _users == 0:
+            _NUMPY.update(ORIGINALS)

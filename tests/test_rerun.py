@@ -1,0 +1,338 @@
+"""Real code runs unchanged: NumPy's conversions keep batched values batched, and what only a
+per-example run can do reruns the function once per example (the whole-function fallback).
+Every result is compared with the per-example loop; every warning and error is checked."""
+
+from __future__ import annotations
+
+import math
+import threading
+import warnings
+
+import numpy as np
+import pytest
+from loop_reference import assert_same, loop_vmap
+
+import batchtensor as bt
+from batchtensor import conversions
+from batchtensor.levels import active_levels
+
+RNG = np.random.default_rng(7)
+X = RNG.normal(size=(5, 4))
+
+
+def same_as_loop(f, *args, in_axes=0, **kw):
+    """vmap(f) (reruns allowed, silently) against the loop on copies of the arguments."""
+    a = [np.copy(x) for x in args]
+    b = [np.copy(x) for x in args]
+    got = bt.vmap(f, in_axes, fallback="silent", **kw)(*a)
+    want = loop_vmap(f, in_axes)(*b)
+    assert_same(got, want)
+    for x, y in zip(a, b):
+        np.testing.assert_array_equal(x, y)
+    return got
+
+
+def numpy_is_pristine() -> bool:
+    return all(getattr(np, name) is fn for name, fn in conversions.ORIGINALS.items())
+
+
+# ---- 1. conversions: vectorised -----------------------------------------------------------------
+CONVERSIONS = {
+    "asarray": lambda x: np.asarray(x) * 2,
+    "asarray dtype": lambda x: np.asarray(x, dtype=np.float32),
+    "array copy": lambda x: np.array(x, copy=True),
+    "array ndmin": lambda x: np.array(x, ndmin=3),
+    "array of a list": lambda x: np.array([x[0], x[1], 1.0]),
+    "map(np.array, ...)": lambda x: list(map(np.array, (x, x[::-1])))[1],
+    "asanyarray": lambda x: np.asanyarray(x[1:]),
+    "ascontiguousarray": lambda x: np.ascontiguousarray(x[::2]),
+    "asfortranarray": lambda x: np.asfortranarray(x.reshape(2, 2)),
+    "require": lambda x: np.require(x, dtype=np.float32, requirements=["C", "W"]),
+    "asarray_chkfinite": lambda x: np.asarray_chkfinite(x),
+    "r_": lambda x: np.r_[x, x[:2], 0:3],
+    "r_ with a scalar": lambda x: np.r_[x.astype(np.float32), 5],
+    "r_ directive": lambda x: np.r_["0,2", x, x],
+    "c_": lambda x: np.c_[x, x ** 2],
+    "isinstance check": lambda x: (x if isinstance(x, np.ndarray) else np.asarray(x)) + 1,
+    "view through asarray": lambda x: (lambda a: (a.__setitem__(0, 7.0), x)[1])(np.asarray(x)),
+}
+
+
+@pytest.mark.parametrize("name", sorted(CONVERSIONS))
+def test_conversions_inside_f_are_vectorised(name):
+    f = CONVERSIONS[name]
+    with warnings.catch_warnings():
+        warnings.simplefilter("error", bt.PerformanceWarning)  # no rerun, no loop fallback
+        warnings.simplefilter("ignore", PendingDeprecationWarning)
+        if name != "r_ directive":  # a string directive runs per example (loop fallback)
+            same_as_loop(f, X)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", bt.PerformanceWarning)
+        same_as_loop(f, X)
+    assert numpy_is_pristine()
+
+
+def test_asarray_chkfinite_raises_for_any_example():
+    xs = X.copy()
+    xs[3, 1] = np.inf
+    with pytest.raises(ValueError, match="must not contain infs or NaNs"):
+        bt.vmap(np.asarray_chkfinite)(xs)  # the module attribute is the original: rerun
+    with pytest.raises(ValueError, match="must not contain infs or NaNs"):
+        bt.vmap(lambda x: np.asarray_chkfinite(x))(xs)
+
+
+def test_numpy_is_pristine_after_a_vmap_returns_raises_or_runs_on_another_thread():
+    assert numpy_is_pristine()
+    seen = {}
+
+    def f(x):
+        seen["inside"] = np.asarray is not conversions.ORIGINALS["asarray"]
+        return np.asarray(x)
+
+    bt.vmap(f)(X)
+    assert seen["inside"] and numpy_is_pristine()
+    with pytest.raises(ZeroDivisionError):
+        bt.vmap(lambda x: 1 / 0)(X)
+    assert numpy_is_pristine()
+    with bt.config(intercept_numpy=False):
+        bt.vmap(f)(X)
+    assert not seen["inside"] and numpy_is_pristine()
+
+    started, release = threading.Event(), threading.Event()
+
+    def hold(x):
+        started.set()
+        release.wait(5)
+        return x
+
+    t = threading.Thread(target=lambda: bt.vmap(hold)(X))
+    t.start()
+    started.wait(5)
+    try:  # replaced while the other thread's vmap runs, and the plain function here
+        plain = np.arange(3.0)
+        assert not numpy_is_pristine()
+        assert np.asarray(plain) is plain and type(np.array([1, 2])) is np.ndarray
+    finally:
+        release.set()
+        t.join()
+    assert numpy_is_pristine()
+
+
+def test_eight_threads_of_conversions_and_reruns_match_serial():
+    fs = [CONVERSIONS["array of a list"], lambda x: float(x.sum()) * x,
+          lambda x: x if x.sum() > 0 else -x, lambda x: bt.vmap(lambda r: np.asarray(r))(x)]
+    data = [RNG.normal(size=(6, 4)) for _ in range(4)]
+    serial = [[bt.vmap(f, fallback="silent")(d) for d in data] for f in fs]
+    errors = []
+
+    def work():
+        try:
+            for _ in range(5):
+                for i, f in enumerate(fs):
+                    for j, d in enumerate(data):
+                        assert_same(bt.vmap(f, fallback="silent")(d), serial[i][j])
+            assert active_levels() == ()
+        except BaseException as e:  # noqa: BLE001  (reported below)
+            errors.append(e)
+
+    threads = [threading.Thread(target=work) for _ in range(8)]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join()
+    assert not errors, errors
+    assert numpy_is_pristine()
+
+
+# ---- 3. what only a per-example run can do: the whole-function rerun -----------------------------
+def _plain_buffer(x):
+    out = np.zeros(3)
+    out[0] = x[0]  # float() of a batched value
+    out[1:] = x[1:3]
+    return out
+
+
+def _python_math(x):
+    return math.sqrt(abs(float(x.sum()))) * x
+
+
+def _range_of_mask(x):
+    total = 0.0
+    for i in range(len(x[x > 0])):  # a count that differs per example
+        total += i
+    return x * total
+
+
+def _item_and_tolist(x):
+    return np.asarray(x.tolist()) + x[0].item()
+
+
+def _convergence(x):
+    x = np.abs(x) + 1.0
+    n = 0
+    while np.abs(x - 1.0).max() > 1e-3:  # iterations differ per example
+        x = np.sqrt(x)
+        n += 1
+    return x, n
+
+
+def _unique_count(x):
+    return np.unique(np.round(x)).size
+
+
+RERUNS = {
+    "plain buffer": (_plain_buffer, "a batched value is converted"),
+    "math.sqrt(float(x))": (_python_math, "a batched value is converted"),
+    "range(len(x[mask]))": (_range_of_mask, "depends on the data"),
+    "tolist and item": (_item_and_tolist, "a batched value is converted"),
+    "while to a tolerance": (_convergence, "different branches"),
+    "np.unique size": (_unique_count, "depends on the data"),
+    "scalar indexing a list": (lambda x: [10.0, 20.0, 30.0][int(x[0] > 0)] * x, "converted"),
+}
+
+
+@pytest.mark.parametrize("name", sorted(RERUNS))
+@pytest.mark.parametrize("in_axes", [0, 1])
+def test_rerun_gives_the_loop_result_with_one_warning(name, in_axes):
+    f, reason = RERUNS[name]
+    xs = X if in_axes == 0 else np.ascontiguousarray(X.T)
+    with pytest.warns(bt.PerformanceWarning, match=f"vmap\\({f.__name__}\\): .*{reason}.*"
+                                                   f"reruns once per example"):
+        got = bt.vmap(f, in_axes)(xs)
+    assert_same(got, loop_vmap(f, in_axes)(xs))
+    same_as_loop(f, xs, in_axes=in_axes, chunk_size=2)
+
+
+@pytest.mark.parametrize("name", sorted(RERUNS))
+def test_fallback_error_raises_the_original_error(name):
+    f, _ = RERUNS[name]
+    with pytest.raises((TypeError, bt.BatchingError)):
+        bt.vmap(f, fallback="error")(X)
+    with bt.config(fallback="error"), pytest.raises((TypeError, bt.BatchingError)):
+        bt.vmap(f)(X)
+
+
+def test_warning_points_at_the_users_line():
+    with pytest.warns(bt.PerformanceWarning) as w:
+        bt.vmap(_plain_buffer)(X)
+    assert "out[0] = x[0]" in str(w[0].message)
+    assert w[0].filename == __file__  # the warning is attributed to the caller's line
+
+
+def test_silent_mode_does_not_warn():
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        bt.vmap(_plain_buffer, fallback="silent")(X)
+        with bt.config(fallback="silent"):
+            bt.vmap(_plain_buffer)(X)
+
+
+def test_rerun_draws_what_the_vectorised_run_draws():
+    rng = bt.random.default_rng(3)
+
+    def f(x):
+        noise = rng.normal(size=x.shape)
+        return x + noise * float(noise.sum() > 0)  # a conversion after the draw
+
+    got = bt.vmap(f, randomness="different", fallback="silent")(X)
+    noise = bt.vmap(lambda x: bt.random.default_rng(3).normal(size=x.shape),
+                    randomness="different")(X)
+    want = X + noise * (noise.sum(axis=1, keepdims=True) > 0)
+    assert_same(got, want)
+    rng = bt.random.default_rng(3)  # a generator draws anew in every vmap call: a fresh one
+    chunked = bt.vmap(f, randomness="different", fallback="silent", chunk_size=2)(X)
+    assert_same(chunked, want)
+
+
+def test_a_function_that_writes_into_its_input_is_never_rerun():
+    def f(x):
+        x *= 2.0  # reaches the caller's array
+        return x * float(x[0])  # then only a rerun could go on: it would double again
+
+    xs = X.copy()
+    with pytest.raises(bt.BatchingError, match=r"writes into one of its arguments.*x\.copy"):
+        bt.vmap(f)(xs)
+    np.testing.assert_array_equal(xs, X * 2)  # written once, as far as the loop got
+
+    def g(x):
+        x = x.copy()  # the fix
+        x *= 2.0
+        return x * float(x[0])
+
+    same_as_loop(g, X)
+
+
+def test_writes_into_inputs_without_a_rerun_still_reach_them():
+    def f(x):
+        x[0] = -1.0
+        return x.sum()
+
+    same_as_loop(f, X)
+
+
+def test_unmapped_arguments_are_protected_too():
+    w = np.zeros(4)
+
+    def f(x, w):
+        w += 1.0  # a write into a shared array: applied once, as the vectorised pass does
+        return x * float(x[0])  # then only a rerun could go on: it would write w again
+
+    with pytest.raises(bt.BatchingError, match="writes into one of its arguments"):
+        bt.vmap(f, in_axes=(0, None))(X, w)
+    np.testing.assert_array_equal(w, 1.0)
+
+
+def test_nested_reruns_split_only_the_level_that_needs_it():
+    def inner(v, s):
+        return v * 2 if v > 0 else -v  # the inner examples disagree
+
+    def outer(x):
+        return bt.vmap(inner, in_axes=(0, None))(x, 1.0)
+
+    xs = RNG.normal(size=(3, 4))
+    with pytest.warns(bt.PerformanceWarning, match=r"vmap\(inner\)"):
+        got = bt.vmap(outer)(xs)
+    assert_same(got, np.where(xs > 0, xs * 2, -xs))
+
+    def outer_cond(x, ys):
+        def inner2(y):
+            return y * (2.0 if float(x.sum()) > 0 else -1.0)  # converts an outer value
+        return bt.vmap(inner2)(ys)
+
+    xs2 = np.array([[1.0], [-1.0], [3.0]])
+    ys = RNG.normal(size=(3, 5))
+    with pytest.warns(bt.PerformanceWarning, match=r"vmap\(outer_cond\)"):
+        got = bt.vmap(outer_cond)(xs2, ys)
+    assert_same(got, np.where(xs2 > 0, 2.0, -1.0) * ys)
+
+
+def test_results_that_differ_in_shape_raise_the_first_clear_error():
+    with pytest.raises(bt.BatchingError, match="boolean mask.*different shapes"):
+        bt.vmap(lambda x: x[x > 0])(X)
+
+
+def test_batch_size_zero_cannot_rerun():
+    with pytest.raises(bt.BatchingError, match="batch size 0"):
+        bt.vmap(lambda x: x if x.sum() > 0 else -x)(np.zeros((0, 3)))
+
+
+def test_outputs_out_axes_and_pytrees_through_a_rerun():
+    def f(x, d):
+        s = float(x.sum())
+        return {"a": x * s, "b": (s, d["w"] * s)}
+
+    d = {"w": RNG.normal(size=(2, 5))}
+    got = bt.vmap(f, in_axes=(0, {"w": 1}), out_axes={"a": 1, "b": (0, -1)},
+                  fallback="silent")(X, d)
+    want = loop_vmap(f, in_axes=(0, {"w": 1}), out_axes={"a": 1, "b": (0, -1)})(X, d)
+    assert_same(got, want)
+
+
+def test_rerun_examples_are_views_of_the_arguments_as_in_the_loop():
+    def f(x):
+        y = x[::2]
+        y[0] = 100.0  # writes into the caller's array per example, as in the loop
+        return float(x.sum())
+
+    with pytest.raises(bt.BatchingError, match="writes into one of its arguments"):
+        bt.vmap(f)(X.copy())  # the vectorised pass wrote first: never rerun
