@@ -1,0 +1,85 @@
+"""Memory behaviour under layouts, against the per-example loop over views of the same array.
+
+Each test builds two copies of one physical layout, runs the loop over the views a user's
+``for x in np.moveaxis(xs, ax, 0)`` gets and ``bt.vmap`` over the other, and compares what
+the loop shows: the values, the exception type, whether a write into a result raises, and
+whether it reaches the input. These are the regressions of the OpInfo sweep's layout / alias
+dimension (``opinfo/sweep.py``), one per fixed rule.
+"""
+
+from __future__ import annotations
+
+import warnings
+
+import numpy as np
+import pytest
+
+import batchtensor as bt
+
+
+def read_only(a):
+    a = np.array(a)
+    a.flags.writeable = False
+    return a
+
+
+def run(f):
+    """(result, None) or (None, exception type)."""
+    try:
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")
+            return f(), None
+    except Exception as e:  # noqa: BLE001  (the loop's exception type is the expectation)
+        return None, type(e)
+
+
+def per_example(xs, ax):
+    """The examples of ``xs`` as the loop sees them: views (NumPy scalars for 0-d)."""
+    front = np.moveaxis(xs, ax, 0)
+    return [front[i] for i in range(front.shape[0])]
+
+
+def loop(f, args, in_axes):
+    cols = [per_example(a, ax) if ax is not None else [a] * 99 for a, ax in zip(args, in_axes)]
+    n = min(len(c) for c in cols)
+    outs = [f(*[c[i] for c in cols]) for i in range(n)]
+    if isinstance(outs[0], tuple):
+        return tuple(np.stack(o) for o in zip(*outs))
+    return np.stack(outs)
+
+
+def same(f, make, in_axes):
+    """f under vmap and in the loop, each over its own ``make()`` arrays: the same values (or
+    exception type), and the inputs the same afterwards."""
+    a_loop, a_vmap = make(), make()
+    want, want_exc = run(lambda: loop(f, a_loop, in_axes))
+    got, got_exc = run(lambda: bt.vmap(f, in_axes=in_axes)(*a_vmap))
+    assert got_exc is want_exc, (got_exc, want_exc)
+    if want_exc is None:
+        for g, w in zip(got if isinstance(got, tuple) else (got,),
+                        want if isinstance(want, tuple) else (want,)):
+            np.testing.assert_array_equal(g, w)
+    for g, w in zip(a_vmap, a_loop):
+        np.testing.assert_array_equal(g, w)
+    return got, want_exc
+
+
+def write_into(o):
+    """Write into ``o`` (a value other than its own everywhere); None or the exception type."""
+    try:
+        o[...] = np.where(o == 1, 0, 1).astype(o.dtype)
+        return None
+    except Exception as e:  # noqa: BLE001
+        return type(e)
+
+
+# ---- ufunc out= -----------------------------------------------------------------------------
+def test_read_only_strided_out_raises_the_read_only_error_before_the_casting_error():
+    # The batch axis of `out` is its last: moved to the front, the out is neither C nor F
+    # contiguous, and the ufunc wrote into a contiguous stand-in, whose casting error came first.
+    def make():
+        rng = np.random.default_rng(0)
+        return rng.normal(size=(4, 3, 2)), read_only(rng.integers(0, 9, size=(3, 2, 4)))
+
+    _, exc = same(lambda x, out: np.add(x, x, out=out), make, (0, 2))
+    assert exc is ValueError
