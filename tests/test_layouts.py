@@ -83,3 +83,43 @@ def test_read_only_strided_out_raises_the_read_only_error_before_the_casting_err
 
     _, exc = same(lambda x, out: np.add(x, x, out=out), make, (0, 2))
     assert exc is ValueError
+
+
+# ---- ravel: decided on the strides the loop's example has -----------------------------------
+def _ravel_then_write(order):
+    def f(x):
+        r = np.ravel(x, order)
+        values = r.copy()
+        r[...] = -1.0  # reaches x exactly where the ravel is a view
+        return values
+    return f
+
+
+@pytest.mark.parametrize("order", ["C", "F", "A", "K"])
+@pytest.mark.parametrize("layout, in_axes", [("F", 0), ("C", 2), ("C", 1)])
+def test_ravel_of_an_input_whose_batch_axis_is_inside_memory(order, layout, in_axes):
+    # The loop's examples are views of the caller's array: with the batch axis innermost
+    # (np.asfortranarray(xs)[i]) or in the middle, no example is contiguous, so NumPy's ravel
+    # copies, and 'A' is C order. The rule judged the example as if stored on its own.
+    def make():
+        xs = np.random.default_rng(2).normal(size=(4, 3, 5))
+        phys = np.moveaxis(xs, 0, in_axes)
+        return (np.asfortranarray(phys) if layout == "F" else np.ascontiguousarray(phys),)
+
+    same(_ravel_then_write(order), make, (in_axes,))
+
+
+@pytest.mark.parametrize("order", ["C", "F", "A", "K"])
+def test_ravel_of_a_value_computed_from_such_an_input(order):
+    # Each example of x * 1.0 owns its memory in the loop (F contiguous, following x's layout);
+    # the batch holds the examples interleaved, and the rule judges one as stored on its own.
+    def f(x):
+        base = x * 1.0
+        flat = np.ravel(base, order)
+        base[...] = 0.0  # shows through the ravel exactly where it is a view
+        return flat
+
+    def make():
+        return (np.asfortranarray(np.random.default_rng(3).normal(size=(4, 3, 5))),)
+
+    same(f, make, (0,))

@@ -13,6 +13,8 @@ from numpy.exceptions import AxisError
 from numpy.lib.array_utils import normalize_axis_tuple
 from numpy.lib.stride_tricks import sliding_window_view
 
+from ..levels import is_input_memory
+from ..plumbing import innermost
 from ..registry import batch_rule
 from ..tensor import BatchedTensor, ndarray_astype, reshape_view, transpose_view
 from ._helpers import (batch_size_of, logical_shape, move_bdim_to_front,
@@ -41,12 +43,15 @@ def resolve_shape(shape, size: int) -> tuple:
 
 
 def example_layout(x, compact: bool = True) -> tuple | None:
-    """(shape, strides) of ``x`` as if each of its examples at every outer level were stored on
-    its own (see ``_example_strides``); with ``compact=False``, as they lie in memory (an outer
-    level's batch axis just left out). None when the backend has no strides."""
+    """(shape, strides) of one example of ``x`` at every outer level, as the loop would see it
+    (see ``example_strides``); with ``compact=False``, as it lies in memory (an outer level's
+    batch axis just left out). None when the backend has no strides."""
     if type(x) is BatchedTensor:
         inner = example_layout(x._value, compact)
-        return None if inner is None else drop_batch_axis(*inner, x._bdim, compact)
+        if inner is None:
+            return None
+        own = compact and not is_input_memory(innermost(x._value), (x._level,))
+        return drop_batch_axis(*inner, x._bdim, own)
     strides = getattr(x, "strides", None)
     return None if strides is None else (tuple(x.shape), tuple(strides))
 
@@ -62,10 +67,20 @@ def drop_batch_axis(shape, strides, bdim, compact: bool = True) -> tuple:
     return tuple(shape), tuple(st)
 
 
-def _example_strides(x, bdim) -> tuple | None:
-    """One example's strides as if it were stored on its own; None means C order."""
+def example_strides(x, bdim) -> tuple | None:
+    """One example's strides as the per-example loop sees them; None means C order (a backend
+    without strides).
+
+    Where ``x``'s memory is a vmap input's, the loop's example is a view of it: its strides are
+    the physical ones with the batch axis left out (``np.asfortranarray(xs)[i]`` is not
+    contiguous). Where it is a value computed inside the function, each example of the loop
+    owns its memory, while the batch may hold the examples interleaved (a result that follows
+    an input whose batch axis is inside the examples' memory): its strides are those of an
+    example stored on its own, the batch axis' factor divided out (``drop_batch_axis``)."""
     found = example_layout(x)
-    return None if found is None else drop_batch_axis(*found, bdim)[1]
+    if found is None:
+        return None
+    return drop_batch_axis(*found, bdim, not is_input_memory(innermost(x)))[1]
 
 
 def is_contiguous(shape, strides, itemsize, fortran: bool) -> bool:
@@ -84,7 +99,7 @@ def is_contiguous(shape, strides, itemsize, fortran: bool) -> bool:
 
 def _any_order(x, bdim) -> str:
     """order='A': 'F' if one example is Fortran contiguous and not C contiguous, else 'C'."""
-    st = _example_strides(x, bdim)
+    st = example_strides(x, bdim)
     if st is None:
         return "C"
     shape = logical_shape(x, bdim)
@@ -97,7 +112,7 @@ def _keep_order_perm(x, bdim) -> tuple | None:
     """order='K': one example's logical axes from slowest to fastest in memory, ordered as
     NumPy's iterator orders them (stable; zero and size-1 strides are ambiguous and keep C order;
     signs ignored). None means C order."""
-    st = _example_strides(x, bdim)
+    st = example_strides(x, bdim)
     if st is None:
         return None
     shape = logical_shape(x, bdim)
@@ -181,7 +196,7 @@ def _ravel_copies(x, bdim, order) -> bool:
     positive strides. A reshape of the batch can be a view where that of one example is not
     (``np.diagonal(x).ravel()``), so the rule must copy then: a later write into ``x`` would
     otherwise show through the result."""
-    st = _example_strides(x, bdim)
+    st = example_strides(x, bdim)
     if st is None:
         return False  # a backend without strides (the ONNX recorder) has no views to mind
     shape = logical_shape(x, bdim)
@@ -486,5 +501,5 @@ def copy_rule(a, a_bdim, order="K", subok=False):
     return np.copy(a, order=order, subok=subok), a_bdim
 
 
-__all__ = ["resolve_shape", "atleast_front", "example_layout", "drop_batch_axis",
-           "is_contiguous"]
+__all__ = ["resolve_shape", "atleast_front", "example_layout", "example_strides",
+           "drop_batch_axis", "is_contiguous"]
