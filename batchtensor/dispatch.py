@@ -64,7 +64,7 @@ def function_call(op, args: tuple, kwargs: dict, like: Any = None) -> Any:
     res = _run_entry(op, entry, args, kwargs, level)
     if how is not None:
         res = mark_array0d(op, args, res)
-    return detach_from_scalars(res, scalars) if scalars else res
+    return detach_from_scalars(res, scalars, op) if scalars else res
 
 
 def _run_entry(op, entry, args: tuple, kwargs: dict, level) -> Any:

@@ -68,17 +68,23 @@ def scalar_args(args: tuple) -> list:
     return found
 
 
-def detach_from_scalars(res: Any, scalars: list) -> Any:
+#: Ops whose results are read-only views in NumPy, also of a scalar.
+READ_ONLY_VIEWS = {np.broadcast_to}
+
+
+def detach_from_scalars(res: Any, scalars: list, op: Any = None) -> Any:
     """Per example these arguments are NumPy scalars, which share storage with nothing: what
-    NumPy builds from one (``np.atleast_1d(z)``, ``z[None]``, ``np.asarray(z)``) is a new array.
-    A rule may return a view of the batch of scalars instead; an array result that shares one
-    is copied, so that writing into it cannot change the scalar. (A scalar result cannot be
-    written into, so it may share; so may a read-only view, which also keeps NumPy's layout:
-    ``np.broadcast_to(z, (2,)).ravel()`` must copy, as it does in NumPy.)"""
+    NumPy builds from one (``np.atleast_1d(z)``, ``z[None]``, ``np.asarray(z)``) is a new,
+    writeable array. A rule may return a view of the batch of scalars instead (read-only where
+    the scalars are examples of a read-only input); an array result that shares one is copied,
+    so that writing into it cannot change the scalar, and it is writeable. (A scalar result
+    cannot be written into, so it may share; so may the read-only view ``op`` makes in NumPy
+    too, which also keeps NumPy's layout: ``np.broadcast_to(z, (2,)).ravel()`` must copy, as
+    it does in NumPy.)"""
     if type(res) is BatchedTensor:
         a = innermost(res._value)
-        if type(a) is np.ndarray and not a.flags.writeable:
-            return res  # a read-only view (np.broadcast_to(z, ...)): nothing writes through it
+        if op in READ_ONLY_VIEWS and type(a) is np.ndarray and not a.flags.writeable:
+            return res  # np.broadcast_to(z, ...): nothing writes through it
         if not scalar_per_example(res) and all(res is not x for x in scalars):
             for x in scalars:
                 b = innermost(x._value)
@@ -90,7 +96,7 @@ def detach_from_scalars(res: Any, scalars: list) -> Any:
                     return copy
         return res
     if type(res) in (tuple, list):
-        return type(res)(detach_from_scalars(r, scalars) for r in res)
+        return type(res)(detach_from_scalars(r, scalars, op) for r in res)
     return res
 
 

@@ -123,3 +123,49 @@ def test_ravel_of_a_value_computed_from_such_an_input(order):
         return (np.asfortranarray(np.random.default_rng(3).normal(size=(4, 3, 5))),)
 
     same(f, make, (0,))
+
+
+def same_writes(f, make, in_axes):
+    """``same`` for ``f`` followed by a write into its result: the write raises (with the same
+    exception type) in the loop exactly where it does under vmap, and reaches the inputs alike."""
+    log = []
+
+    def g(*args):
+        r = f(*args)
+        before = np.copy(r)
+        log.append(write_into(r))
+        return before
+
+    got, exc = same(g, make, in_axes)
+    assert exc is None, exc
+    assert len(set(log)) == 1, f"the loop's writes {log[:-1]}, vmap's {log[-1]}"
+    return log[0]
+
+
+# ---- arrays made from a scalar example -------------------------------------------------------
+_FROM_SCALAR = {  # name -> (f, what writing into the result raises in NumPy)
+    "reshape": (lambda z: np.reshape(z, (1, 1)), None),
+    "atleast_1d": (np.atleast_1d, None),
+    "atleast_2d": (np.atleast_2d, None),
+    "atleast_3d": (np.atleast_3d, None),
+    "expand_dims": (lambda z: np.expand_dims(z, 0), None),
+    "ravel": (np.ravel, None),
+    "z[None]": (lambda z: z[None], None),
+    "z[...]": (lambda z: z[...], None),
+    "broadcast_to": (lambda z: np.broadcast_to(z, (2,)), ValueError),
+}
+
+
+@pytest.mark.parametrize("name", list(_FROM_SCALAR))
+@pytest.mark.parametrize("layout", ["read-only", "broadcast"])
+def test_an_array_made_from_a_scalar_example_of_a_read_only_input(name, layout):
+    # Per example z is a NumPy scalar (xs[i] of a 1-d xs), which shares memory with nothing:
+    # NumPy builds a new, writeable array from it (a read-only one only by np.broadcast_to).
+    # The rule's view of the read-only batch was kept as it was: read-only.
+    f, raises = _FROM_SCALAR[name]
+
+    def make():
+        xs = np.random.default_rng(4).normal(size=4)
+        return (read_only(xs) if layout == "read-only" else np.broadcast_to(xs[:1], (4,)),)
+
+    assert same_writes(f, make, (0,)) is raises
