@@ -169,3 +169,51 @@ def test_an_array_made_from_a_scalar_example_of_a_read_only_input(name, layout):
         return (read_only(xs) if layout == "read-only" else np.broadcast_to(xs[:1], (4,)),)
 
     assert same_writes(f, make, (0,)) is raises
+
+
+# ---- writes into a read-only or non-contiguous target ----------------------------------------
+_R = np.random.default_rng(5)
+_WRITES = {  # name -> (f, arguments per example besides the target)
+    "put, nothing to put": (lambda a, i, v: np.put(a, i, v), [np.zeros((4, 3), int),
+                                                           np.zeros((4, 0))]),
+    "put, out of bounds": (lambda a, i, v: np.put(a, i, v), [np.full((4, 1), 9),
+                                                          _R.normal(size=(4, 1))]),
+    "putmask, nothing to put": (lambda a, m, v: np.putmask(a, m, v), [_R.random((4, 5)) < 0.5,
+                                                                    np.zeros((4, 0))]),
+    "place, nothing selected": (lambda a, m, v: np.place(a, m, v), [np.zeros((4, 5), bool),
+                                                                  np.zeros((4, 0))]),
+    "fill_diagonal, size 0": (lambda a: np.fill_diagonal(a, 1.0), []),
+    "x[bad mask] = v": (lambda a, m: a.__setitem__(m, 1.0), [np.ones((4, 3), bool)]),
+    "x[9] = v": (lambda a: a.__setitem__(9, 1.0), []),
+}
+
+
+@pytest.mark.parametrize("name", list(_WRITES))
+@pytest.mark.parametrize("layout", ["read-only", "broadcast"])
+def test_a_write_into_a_read_only_target_raises_numpys_error_first(name, layout):
+    # NumPy checks that the destination is writeable before anything else, also where it
+    # would write nothing; the rules' dry runs used a writeable stand-in.
+    f, others = _WRITES[name]
+
+    def make():
+        xs = np.random.default_rng(6).normal(size=(4, 0, 3) if "size 0" in name else (4, 5))
+        target = read_only(xs) if layout == "read-only" else np.broadcast_to(xs[:1], xs.shape)
+        return (target, *[np.copy(o) for o in others])
+
+    _, exc = same(f, make, (0,) * (1 + len(others)))
+    assert exc is ValueError
+
+
+@pytest.mark.parametrize("layout", ["C", "F", "transposed", "negative"])
+def test_put_along_axis_without_axis_writes_only_into_a_c_contiguous_example(layout):
+    # With axis=None NumPy writes through np.array(arr.flat): the example itself where it is C
+    # contiguous, else a read-only copy, and the write raises.
+    def make():
+        xs = np.random.default_rng(7).normal(size=(4, 3, 5))
+        phys = {"C": xs, "F": np.asfortranarray(xs),
+                "transposed": np.ascontiguousarray(xs.transpose(0, 2, 1)).transpose(0, 2, 1),
+                "negative": np.ascontiguousarray(xs[::-1, ::-1, ::-1])[::-1, ::-1, ::-1]}
+        return phys[layout], np.tile([0, 7], (4, 1)), np.full((4, 2), -1.0)
+
+    _, exc = same(lambda a, i, v: np.put_along_axis(a, i, v, None), make, (0, 0, 0))
+    assert (exc is None) == (layout == "C")
