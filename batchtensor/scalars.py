@@ -37,17 +37,24 @@ class Array0d(Enum):
     ELLIPSIS = "x[0, ...] and s[...] give a 0-d array; x[0] and a[()] a scalar"
     WRITES = "writes into its first argument: NumPy refuses a scalar target"
     WRITES_OR_NOTHING = "writes into its first argument: into a converted copy of a scalar"
+    KEEPDIMS = "a 0-d result is an array with keepdims=True, else a scalar"
 
 
 ARRAY_0D = {op: Array0d.ALWAYS for op in (
     np.array, np.asarray, np.asanyarray, np.ascontiguousarray, np.asfortranarray,
     np.asarray_chkfinite, np.require, np.copy, np.zeros_like, np.ones_like, np.empty_like,
     np.full_like, np.where, np.select, np.piecewise, np.i0, np.tensordot, np.cov,
-    np.broadcast_to, np.roll)}
+    np.broadcast_to, np.roll, np.cross, np.fft.fftn, np.fft.ifftn, np.full, np.isin, np.pad,
+    np.real_if_close, np.resize, np.tile, np.unique, np.unique_inverse, np.unique_all)}
 ARRAY_0D.update({op: Array0d.ARRAY_IN for op in (
     np.reshape, np.squeeze, np.transpose, np.swapaxes, np.moveaxis, np.rollaxis, np.real,
     np.imag, ndarray_astype)})
 ARRAY_0D[operator.getitem] = Array0d.ELLIPSIS
+# The order statistics return np.asarray(...) of a 0-d result when keepdims=True; the position
+# of keepdims among each one's positional parameters:
+KEEPDIMS_AT = {np.median: 4, np.nanmedian: 4, np.quantile: 6, np.percentile: 6,
+               np.nanquantile: 6, np.nanpercentile: 6}
+ARRAY_0D.update({op: Array0d.KEEPDIMS for op in KEEPDIMS_AT})
 # Functions that write into their first argument: NumPy refuses a scalar target, or (np.put,
 # ndarray.fill) writes into a converted copy, so the scalar keeps its value.
 ARRAY_0D.update({np.copyto: Array0d.WRITES, np.place: Array0d.WRITES,
@@ -100,11 +107,24 @@ def detach_from_scalars(res: Any, scalars: list, op: Any = None) -> Any:
     return res
 
 
-def mark_array0d(op, args: tuple, res: Any) -> Any:
-    """Mark ``res`` a 0-d array per example where ``op`` (in ``ARRAY_0D``) makes one."""
-    if type(res) is not BatchedTensor or res._value.ndim != 1:
+def mark_array0d(op, args: tuple, res: Any, kwargs: dict | None = None) -> Any:
+    """Mark ``res`` (or each of its outputs) a 0-d array per example where ``op`` (in
+    ``ARRAY_0D``) makes one."""
+    if type(res) is not BatchedTensor:
+        if isinstance(res, tuple):  # np.unique(z, return_inverse=True): the inverse is 0-d
+            for r in res:
+                mark_array0d(op, args, r, kwargs)
+        return res
+    if res._value.ndim != 1:
         return res
     how = ARRAY_0D[op]
+    if how is Array0d.KEEPDIMS:
+        at = KEEPDIMS_AT[op]
+        keep = kwargs.get("keepdims", False) if kwargs else False
+        if len(args) > at:
+            keep = args[at]
+        if not keep:
+            return res
     if how is Array0d.ELLIPSIS:
         key = args[1]
         if not (key is Ellipsis or (type(key) is tuple and any(k is Ellipsis for k in key))):

@@ -217,3 +217,36 @@ def test_put_along_axis_without_axis_writes_only_into_a_c_contiguous_example(lay
 
     _, exc = same(lambda a, i, v: np.put_along_axis(a, i, v, None), make, (0, 0, 0))
     assert (exc is None) == (layout == "C")
+
+
+# ---- 0-d results that NumPy makes arrays, not scalars ----------------------------------------
+_ZERO_D_ARRAYS = {  # name -> (f of one example, the per-example shape)
+    "cross of 2-vectors": (lambda a: np.cross(a, a[::-1]), (2,)),
+    "fft.fftn": (lambda z: np.fft.fftn(z + 0j), ()),
+    "fft.ifftn": (lambda z: np.fft.ifftn(z + 0j), ()),
+    "full((), v)": (lambda a: np.full((), a[0], like=a), (3,)),
+    "isin": (lambda z: np.isin(z, [0.5]), ()),
+    "pad": (lambda z: np.pad(z, 2), ()),
+    "real_if_close": (lambda z: np.real_if_close(z + 0j), ()),
+    "resize to ()": (lambda a: np.resize(a, ()), (2, 3)),
+    "tile": (lambda z: np.tile(z, ()), ()),
+    "unique's inverse": (lambda z: np.unique(z, return_inverse=True)[1], ()),
+    "unique_inverse": (lambda z: np.unique_inverse(z).inverse_indices, ()),
+    "unique_all": (lambda z: np.unique_all(z).inverse_indices, ()),
+    "median keepdims": (lambda z: np.median(z, keepdims=True), ()),
+    "nanmedian keepdims": (lambda z: np.nanmedian(z, None, None, False, True), ()),
+    "quantile keepdims": (lambda z: np.quantile(z, 0.5, keepdims=True), ()),
+    "nanpercentile keepdims": (lambda z: np.nanpercentile(z, 50, keepdims=True), ()),
+}
+
+
+@pytest.mark.parametrize("name", list(_ZERO_D_ARRAYS))
+def test_a_0d_result_numpy_makes_an_array_is_writeable(name):
+    # vmap treated these 0-d results as NumPy scalars, so a write into one raised a TypeError
+    # where NumPy writes.
+    f, shape = _ZERO_D_ARRAYS[name]
+
+    def make():
+        return (np.random.default_rng(8).normal(size=(4,) + shape),)
+
+    assert same_writes(f, make, (0,)) is None
