@@ -250,3 +250,47 @@ def test_a_0d_result_numpy_makes_an_array_is_writeable(name):
         return (np.random.default_rng(8).normal(size=(4,) + shape),)
 
     assert same_writes(f, make, (0,)) is None
+
+
+# ---- np.broadcast_arrays' views --------------------------------------------------------------
+_BROADCASTS = {
+    "broadcast_arrays[0]": (lambda x, y: np.broadcast_arrays(x, y)[0], (0, 0)),
+    "broadcast_arrays[1]": (lambda x, y: np.broadcast_arrays(x, y)[1], (0, 0)),
+    "broadcast_arrays, same shape": (lambda x, y: np.broadcast_arrays(x, x)[0], (0, 0)),
+    "meshgrid(copy=False)[0]": (lambda x, y: np.meshgrid(x, y[:, 0], copy=False)[0], (0, 0)),
+    "meshgrid(copy=False)[1]": (lambda x, y: np.meshgrid(x, y[:, 0], copy=False)[1], (0, 0)),
+}
+
+
+@pytest.mark.parametrize("name", list(_BROADCASTS))
+@pytest.mark.parametrize("layout", ["C", "read-only"])
+def test_broadcast_arrays_views_are_as_writeable_as_numpys(name, layout):
+    # NumPy's broadcast_arrays returns writeable views (that warn when written) of writeable
+    # arrays, and an array that already has the shape as it is; the rule made read-only
+    # np.broadcast_to views.
+    f, in_axes = _BROADCASTS[name]
+
+    def make():
+        rng = np.random.default_rng(9)
+        x, y = rng.normal(size=(4, 3)), rng.normal(size=(4, 2, 1))
+        return (read_only(x), read_only(y)) if layout == "read-only" else (x, y)
+
+    assert same_writes(f, make, in_axes) is (ValueError if layout == "read-only" else None)
+
+
+@pytest.mark.parametrize("layout", ["C", "read-only"])
+def test_broadcast_arrays_view_of_a_plain_argument(layout):
+    # Every example broadcasts the same y: a view of y, writeable where y is (and each
+    # example's write goes to y, so it writes a constant here).
+    def f(x, y):
+        r = np.broadcast_arrays(x, y)[1]
+        r[...] = 5.0
+        return x
+
+    def make():
+        rng = np.random.default_rng(10)
+        y = rng.normal(size=(2, 1))
+        return rng.normal(size=(4, 3)), read_only(y) if layout == "read-only" else y
+
+    _, exc = same(f, make, (0, None))
+    assert exc is (ValueError if layout == "read-only" else None)

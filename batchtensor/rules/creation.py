@@ -26,7 +26,7 @@ from ..registry import batch_rule, decomposition
 from ..tensor import BatchedTensor
 from ._helpers import (align_front, logical_rank, logical_shape, move_bdim_to_front,
                        pad_to_rank, require, wrap_axis)
-from .views import example_strides, is_contiguous
+from .views import broadcast_examples, example_strides, is_contiguous
 
 
 def _shape_arg(shape) -> tuple:
@@ -463,8 +463,9 @@ def geomspace_rule(start, start_bdim, stop, stop_bdim, num=50, endpoint=True, dt
 @batch_rule(np.meshgrid)
 def meshgrid_rule(*xi, xi_bdims, copy=True, sparse=False, indexing="xy"):
     """Every input raveled (per example) and laid along its own axis; the batched ones keep a
-    batch axis in front, the plain ones stay plain. Not sparse: read-only broadcast views
-    (``np.broadcast_to``), or copies with ``copy=True`` (the default)."""
+    batch axis in front, the plain ones stay plain. Not sparse: the views NumPy's
+    ``broadcast_arrays`` makes (``views.broadcast_examples``), or copies with ``copy=True``
+    (the default)."""
     if indexing not in ["xy", "ij"]:
         raise ValueError("Valid values for `indexing` are 'xy' and 'ij'.")
     ndim = len(xi)
@@ -489,8 +490,8 @@ def meshgrid_rule(*xi, xi_bdims, copy=True, sparse=False, indexing="xy"):
         full = [1] * ndim
         for s_, ax in zip(sizes, axes):
             full[ax] = s_
-        full = tuple(full)
-        out = [(np.broadcast_to(v, full if b is None else (n,) + full), b) for v, b in out]
+        out = broadcast_examples([v for v, _ in out], [b for _, b in out], tuple(full), n,
+                                 subok=True)
     if copy:
         return tuple((np.copy(v), b) for v, b in out)
     return tuple(out) if not sparse else out

@@ -389,19 +389,34 @@ def sliding_window_view_rule(x, x_bdim, window_shape, axis=None, *, subok=False,
     return sliding_window_view(v, window, axes, subok=subok, writeable=writeable), 0
 
 
+def broadcast_examples(values, bdims, shape: tuple, n: int, subok=False) -> list:
+    """``np.broadcast_arrays`` of every example to ``shape``: ``(out, out_bdim)`` per value.
+
+    NumPy's own ``broadcast_arrays`` runs on the physical values (the batched ones batch first
+    and padded, broadcast to ``(n,) + shape``; the plain ones to ``shape``), so each result is
+    what NumPy gives one example: the value itself where it has that shape already, else a
+    view that is writeable where the value is (and warns when written, NumPy's deprecation).
+    ``np.broadcast_to`` would make them read-only."""
+    front = [pad_to_rank(move_bdim_to_front(v, b), len(shape))
+             for v, b in zip(values, bdims) if b is not None]
+    plain = [v for v, b in zip(values, bdims) if b is None]
+    like = innermost(front[0]) if front else None
+
+    def to(vals, full):  # a stand-in of the full shape makes every value broadcast to it
+        stand_in = np.broadcast_to(np.empty((), dtype=bool, like=like), full)
+        return iter(np.broadcast_arrays(*vals, stand_in, subok=subok)[:-1])
+
+    got_b = to(front, (n,) + shape) if front else iter(())
+    got_p = to(plain, shape) if plain else iter(())
+    return [(next(got_b), 0) if b is not None else (next(got_p), None) for b in bdims]
+
+
 @batch_rule(np.broadcast_arrays)
 def broadcast_arrays_rule(*args, args_bdims, subok=False):
     shapes = [logical_shape(a, b) for a, b in zip(args, args_bdims)]
     shape = np.broadcast_shapes(*shapes)
     n = batch_size_of(args, args_bdims)
-    out = []
-    for a, b in zip(args, args_bdims):
-        if b is None:
-            out.append((np.broadcast_to(a, shape, subok=subok), None))
-        else:
-            x = pad_to_rank(move_bdim_to_front(a, b), len(shape))
-            out.append((np.broadcast_to(x, (n,) + shape, subok=subok), 0))
-    return tuple(out)
+    return tuple(broadcast_examples(args, args_bdims, shape, n, subok))
 
 
 # ---- reversing, rotating, rolling ---------------------------------------------------------------
@@ -502,4 +517,4 @@ def copy_rule(a, a_bdim, order="K", subok=False):
 
 
 __all__ = ["resolve_shape", "atleast_front", "example_layout", "example_strides",
-           "drop_batch_axis", "is_contiguous"]
+           "drop_batch_axis", "is_contiguous", "broadcast_examples"]
