@@ -294,3 +294,12 @@ def test_broadcast_arrays_view_of_a_plain_argument(layout):
 
     _, exc = same(f, make, (0, None))
     assert exc is (ValueError if layout == "read-only" else None)
+
+
+def test_polydiv_quotient_is_writeable():
+    # The quotient is a new array in NumPy; the rule returned a read-only np.broadcast_to view.
+    def make():
+        rng = np.random.default_rng(11)
+        return rng.normal(size=(4, 5)), rng.normal(size=(4, 2)) + 3.0
+
+    assert same_writes(lambda u, v: np.polydiv(u, v)[0], make, (0, 0)) is None
