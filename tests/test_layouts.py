@@ -303,3 +303,18 @@ def test_polydiv_quotient_is_writeable():
         return rng.normal(size=(4, 5)), rng.normal(size=(4, 2)) + 3.0
 
     assert same_writes(lambda u, v: np.polydiv(u, v)[0], make, (0, 0)) is None
+
+
+@pytest.mark.parametrize("dtype", [np.int64, np.float64])
+@pytest.mark.parametrize("layout", ["C", "read-only"])
+def test_ix_of_an_empty_example_is_a_view_of_it(dtype, layout):
+    # NumPy converts an empty argument to intp only when it is not an array; an example is
+    # one, so its result is a view of it, of its dtype (the rule copied it to intp).
+    def make():
+        x = np.zeros((4, 0), dtype)
+        return (read_only(x) if layout == "read-only" else x), np.ones((4, 2), int)
+
+    got, _ = same(lambda a, b: np.ix_(a, b)[0], make, (0, 0))
+    assert got.dtype == dtype
+    assert same_writes(lambda a, b: np.ix_(a, b)[0], make, (0, 0)) is (
+        ValueError if layout == "read-only" else None)

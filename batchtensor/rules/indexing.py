@@ -550,8 +550,8 @@ def ix_rule(*args, args_bdims):
                                                        f"argument {i}",
                                                        "or index with integer arrays"))
             f = e.value
-        elif not f.shape[1]:
-            f = f.astype(np.intp)
+        # (NumPy gives an empty argument the intp type only when it is not an array already;
+        # each example here is one, and its result a view of it)
         out.append((np.reshape(f, (f.shape[0],) + tuple(f.shape[1] if d == -1 else 1
                                                           for d in shape)), 0))
     return tuple(out)
