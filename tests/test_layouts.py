@@ -318,3 +318,26 @@ def test_ix_of_an_empty_example_is_a_view_of_it(dtype, layout):
     assert got.dtype == dtype
     assert same_writes(lambda a, b: np.ix_(a, b)[0], make, (0, 0)) is (
         ValueError if layout == "read-only" else None)
+
+
+# ---- trim_zeros: views at a different offset per example -------------------------------------
+def test_trim_zeros_at_one_offset_is_a_view_of_each_example():
+    def make():
+        x = np.zeros((4, 7))
+        x[:, 2:5] = np.random.default_rng(12).normal(size=(4, 3))
+        return (x,)
+
+    assert same_writes(np.trim_zeros, make, (0,)) is None
+
+
+def test_trim_zeros_at_different_offsets_raises_instead_of_copying():
+    # NumPy returns a view of each example at its own offset; one batched array cannot be
+    # those views, and the copy the rule made did not see writes into filt (nor write into it).
+    x = np.zeros((3, 7))
+    for i in range(3):
+        x[i, 1 + i:4 + i] = 1.0 + i
+    want = [np.trim_zeros(e) for e in x]
+    assert all(np.shares_memory(w, x) for w in want)
+    with pytest.raises(bt.BatchingError, match=r"numpy.trim_zeros: .*'filt'.*different offsets"
+                       r".*np.take_along_axis"):
+        bt.vmap(np.trim_zeros)(x)
