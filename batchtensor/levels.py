@@ -189,6 +189,7 @@ def open_level(size: int | None = None, randomness: str = "error", offset: int =
 
 def close_level(level: Level) -> None:
     level.alive = False
+    level.inputs = []  # a closed level keeps no caller's array alive
     stack = _stack()
     # Remove this level even if inner levels were left open by a generator or an error.
     if stack and stack[-1] is level:
