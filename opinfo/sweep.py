@@ -567,7 +567,13 @@ def layout_cases(ndims: list[int]) -> list[tuple]:
 
 def _new_value(o):
     """A value of ``o``'s dtype that differs from ``o`` everywhere (NaN included), for every
-    dtype: 0 where ``o`` is 1, else 1 (for bool: ``not o``)."""
+    dtype: 0 where ``o`` is 1, else 1 (for bool: ``not o``); field by field for a structured
+    dtype."""
+    if o.dtype.names:
+        new = np.empty_like(o)
+        for name in o.dtype.names:
+            new[name] = _new_value(o[name])
+        return new
     return np.where(o == 1, 0, 1).astype(o.dtype)
 
 
@@ -688,7 +694,9 @@ def run_layout(info, dtype, examples, arrays, td, axes, layout, where) -> list:
         return run.paths
     if len({tuple(map(str, lg)) for lg in logs}) == 1:  # every example agrees
         want_log, got_log = logs[0], log[-1] if log else None
-        if got_log != want_log:
+        if got_log is None or len(got_log) != len(want_log) or any(
+                (g is None) != (w is None) or (g is not None and not issubclass(g, w))
+                for g, w in zip(got_log, want_log)):  # the loop's type, or a subclass of it
             def show(lg):
                 return [("writes" if t is None else f"raises {t.__name__}") for t in lg or []]
             raise SweepFailure(f"{where}: writing into the outputs {writable}: the loop "
