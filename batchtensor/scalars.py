@@ -45,7 +45,8 @@ ARRAY_0D = {op: Array0d.ALWAYS for op in (
     np.asarray_chkfinite, np.require, np.copy, np.zeros_like, np.ones_like, np.empty_like,
     np.full_like, np.where, np.select, np.piecewise, np.i0, np.tensordot, np.cov,
     np.broadcast_to, np.roll, np.cross, np.fft.fftn, np.fft.ifftn, np.full, np.isin, np.pad,
-    np.real_if_close, np.resize, np.tile, np.unique, np.unique_inverse, np.unique_all)}
+    np.real_if_close, np.resize, np.tile, np.unique, np.unique_inverse, np.unique_all,
+    np.lib.stride_tricks.sliding_window_view)}
 ARRAY_0D.update({op: Array0d.ARRAY_IN for op in (
     np.reshape, np.squeeze, np.transpose, np.swapaxes, np.moveaxis, np.rollaxis, np.real,
     np.imag, ndarray_astype)})
@@ -76,7 +77,7 @@ def scalar_args(args: tuple) -> list:
 
 
 #: Ops whose results are read-only views in NumPy, also of a scalar.
-READ_ONLY_VIEWS = {np.broadcast_to}
+READ_ONLY_VIEWS = {np.broadcast_to, np.lib.stride_tricks.sliding_window_view}
 
 
 def detach_from_scalars(res: Any, scalars: list, op: Any = None) -> Any:

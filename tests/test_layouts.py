@@ -237,6 +237,8 @@ _ZERO_D_ARRAYS = {  # name -> (f of one example, the per-example shape)
     "nanmedian keepdims": (lambda z: np.nanmedian(z, None, None, False, True), ()),
     "quantile keepdims": (lambda z: np.quantile(z, 0.5, keepdims=True), ()),
     "nanpercentile keepdims": (lambda z: np.nanpercentile(z, 50, keepdims=True), ()),
+    "sliding_window_view(writeable=True)": (
+        lambda z: np.lib.stride_tricks.sliding_window_view(z, (), writeable=True), ()),
 }
 
 
@@ -341,3 +343,13 @@ def test_trim_zeros_at_different_offsets_raises_instead_of_copying():
     with pytest.raises(bt.BatchingError, match=r"numpy.trim_zeros: .*'filt'.*different offsets"
                        r".*np.take_along_axis"):
         bt.vmap(np.trim_zeros)(x)
+
+
+def test_a_0d_sliding_window_view_is_a_read_only_array():
+    # NumPy's window of a 0-d example is a 0-d read-only array: a write raises ValueError (vmap
+    # treated it as a NumPy scalar: TypeError).
+    def make():
+        return (np.random.default_rng(13).normal(size=4),)
+
+    f = lambda z: np.lib.stride_tricks.sliding_window_view(z, ())  # noqa: E731
+    assert same_writes(f, make, (0,)) is ValueError
