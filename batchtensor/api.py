@@ -506,6 +506,7 @@ def _wrap_input(leaf, ax, level: Level) -> BatchedTensor:
         leaf = np.asarray(leaf)
     elif t is not np.ndarray:
         level.like = leaf  # CuPy, the ONNX recorder: bt.random draws on this backend
+    level.inputs.append(leaf)
     return new_batched(leaf, ax, level)
 
 

@@ -51,7 +51,7 @@ def function_call(op, args: tuple, kwargs: dict, like: Any = None) -> Any:
             if RECORDERS:
                 record(op, entry.kind)
             how = ARRAY_0D.get(op)
-            return res if how is None else mark_array0d(op, args, res)
+            return res if how is None else mark_array0d(op, args, res, kwargs)
     how = ARRAY_0D.get(op)
     if how is Array0d.WRITES or how is Array0d.WRITES_OR_NOTHING:
         target = args[0] if args else None
@@ -63,8 +63,8 @@ def function_call(op, args: tuple, kwargs: dict, like: Any = None) -> Any:
     scalars = scalar_args(args)
     res = _run_entry(op, entry, args, kwargs, level)
     if how is not None:
-        res = mark_array0d(op, args, res)
-    return detach_from_scalars(res, scalars) if scalars else res
+        res = mark_array0d(op, args, res, kwargs)
+    return detach_from_scalars(res, scalars, op) if scalars else res
 
 
 def _run_entry(op, entry, args: tuple, kwargs: dict, level) -> Any:

@@ -9,7 +9,7 @@ from .errors import EscapedBatchedTensorError
 
 __all__ = ["Level", "open_level", "close_level", "current_level", "active_levels",
            "random_scope", "current_session", "session_tick", "resume_session",
-           "RandomSession"]
+           "RandomSession", "memory_root", "is_input_memory"]
 
 _ids = itertools.count(1)  # itertools.count is atomic under the GIL: ids are unique across threads
 
@@ -49,7 +49,7 @@ class Level:
     """
 
     __slots__ = ("id", "size", "alive", "randomness", "offset", "like", "outermost",
-                 "per_example", "ended_session", "__weakref__")
+                 "per_example", "ended_session", "inputs", "__weakref__")
 
     def __init__(self, size: int | None = None, randomness: str = "error", offset: int = 0):
         if randomness not in _RANDOMNESS:
@@ -66,6 +66,9 @@ class Level:
         # that one example, so they convert to Python scalars and plain arrays as it would
         self.per_example = False
         self.ended_session = None  # the random session its closing ended (see resume_session)
+        # The values wrapped as this level's inputs: the loop's examples of those are views of
+        # the caller's memory, with its strides (``is_input_memory``).
+        self.inputs: list = []
 
     def __repr__(self) -> str:
         state = "alive" if self.alive else "closed"
@@ -87,6 +90,28 @@ class Level:
                 f"{what} has batch size {size} but vmap level {self.id} has batch size "
                 f"{self.size}; every value batched at one level must have the same batch size"
             )
+
+
+def memory_root(a):
+    """The object that owns ``a``'s memory: ``a.base``, followed to its end."""
+    b = getattr(a, "base", None)
+    while b is not None:
+        a, b = b, getattr(b, "base", None)
+    return a
+
+
+def is_input_memory(phys, levels=None) -> bool:
+    """Whether the physical array ``phys`` shares its owner with an input of one of ``levels``
+    (default: every live level of this thread). A value computed inside the function owns new
+    memory, as each example of it would in the loop; one that views an input does not."""
+    root = memory_root(phys)
+    for level in _stack() if levels is None else levels:
+        for x in level.inputs:
+            while hasattr(x, "_level"):  # a BatchedTensor of an outer level
+                x = x._value
+            if memory_root(x) is root:
+                return True
+    return False
 
 
 def active_levels() -> tuple:
@@ -192,6 +217,7 @@ def open_level(size: int | None = None, randomness: str = "error", offset: int =
 
 def close_level(level: Level) -> None:
     level.alive = False
+    level.inputs = []  # a closed level keeps no caller's array alive
     stack = _stack()
     # Remove this level even if inner levels were left open by a generator or an error.
     if stack and stack[-1] is level:

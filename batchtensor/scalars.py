@@ -37,17 +37,25 @@ class Array0d(Enum):
     ELLIPSIS = "x[0, ...] and s[...] give a 0-d array; x[0] and a[()] a scalar"
     WRITES = "writes into its first argument: NumPy refuses a scalar target"
     WRITES_OR_NOTHING = "writes into its first argument: into a converted copy of a scalar"
+    KEEPDIMS = "a 0-d result is an array with keepdims=True, else a scalar"
 
 
 ARRAY_0D = {op: Array0d.ALWAYS for op in (
     np.array, np.asarray, np.asanyarray, np.ascontiguousarray, np.asfortranarray,
     np.asarray_chkfinite, np.require, np.copy, np.zeros_like, np.ones_like, np.empty_like,
     np.full_like, np.where, np.select, np.piecewise, np.i0, np.tensordot, np.cov,
-    np.broadcast_to, np.roll)}
+    np.broadcast_to, np.roll, np.cross, np.fft.fftn, np.fft.ifftn, np.full, np.isin, np.pad,
+    np.real_if_close, np.resize, np.tile, np.unique, np.unique_inverse, np.unique_all,
+    np.lib.stride_tricks.sliding_window_view)}
 ARRAY_0D.update({op: Array0d.ARRAY_IN for op in (
     np.reshape, np.squeeze, np.transpose, np.swapaxes, np.moveaxis, np.rollaxis, np.real,
     np.imag, ndarray_astype)})
 ARRAY_0D[operator.getitem] = Array0d.ELLIPSIS
+# The order statistics return np.asarray(...) of a 0-d result when keepdims=True; the position
+# of keepdims among each one's positional parameters:
+KEEPDIMS_AT = {np.median: 4, np.nanmedian: 4, np.quantile: 6, np.percentile: 6,
+               np.nanquantile: 6, np.nanpercentile: 6}
+ARRAY_0D.update({op: Array0d.KEEPDIMS for op in KEEPDIMS_AT})
 # Functions that write into their first argument: NumPy refuses a scalar target, or (np.put,
 # ndarray.fill) writes into a converted copy, so the scalar keeps its value.
 ARRAY_0D.update({np.copyto: Array0d.WRITES, np.place: Array0d.WRITES,
@@ -68,17 +76,23 @@ def scalar_args(args: tuple) -> list:
     return found
 
 
-def detach_from_scalars(res: Any, scalars: list) -> Any:
+#: Ops whose results are read-only views in NumPy, also of a scalar.
+READ_ONLY_VIEWS = {np.broadcast_to, np.lib.stride_tricks.sliding_window_view}
+
+
+def detach_from_scalars(res: Any, scalars: list, op: Any = None) -> Any:
     """Per example these arguments are NumPy scalars, which share storage with nothing: what
-    NumPy builds from one (``np.atleast_1d(z)``, ``z[None]``, ``np.asarray(z)``) is a new array.
-    A rule may return a view of the batch of scalars instead; an array result that shares one
-    is copied, so that writing into it cannot change the scalar. (A scalar result cannot be
-    written into, so it may share; so may a read-only view, which also keeps NumPy's layout:
-    ``np.broadcast_to(z, (2,)).ravel()`` must copy, as it does in NumPy.)"""
+    NumPy builds from one (``np.atleast_1d(z)``, ``z[None]``, ``np.asarray(z)``) is a new,
+    writeable array. A rule may return a view of the batch of scalars instead (read-only where
+    the scalars are examples of a read-only input); an array result that shares one is copied,
+    so that writing into it cannot change the scalar, and it is writeable. (A scalar result
+    cannot be written into, so it may share; so may the read-only view ``op`` makes in NumPy
+    too, which also keeps NumPy's layout: ``np.broadcast_to(z, (2,)).ravel()`` must copy, as
+    it does in NumPy.)"""
     if type(res) is BatchedTensor:
         a = innermost(res._value)
-        if type(a) is np.ndarray and not a.flags.writeable:
-            return res  # a read-only view (np.broadcast_to(z, ...)): nothing writes through it
+        if op in READ_ONLY_VIEWS and type(a) is np.ndarray and not a.flags.writeable:
+            return res  # np.broadcast_to(z, ...): nothing writes through it
         if not scalar_per_example(res) and all(res is not x for x in scalars):
             for x in scalars:
                 b = innermost(x._value)
@@ -90,15 +104,28 @@ def detach_from_scalars(res: Any, scalars: list) -> Any:
                     return copy
         return res
     if type(res) in (tuple, list):
-        return type(res)(detach_from_scalars(r, scalars) for r in res)
+        return type(res)(detach_from_scalars(r, scalars, op) for r in res)
     return res
 
 
-def mark_array0d(op, args: tuple, res: Any) -> Any:
-    """Mark ``res`` a 0-d array per example where ``op`` (in ``ARRAY_0D``) makes one."""
-    if type(res) is not BatchedTensor or res._value.ndim != 1:
+def mark_array0d(op, args: tuple, res: Any, kwargs: dict | None = None) -> Any:
+    """Mark ``res`` (or each of its outputs) a 0-d array per example where ``op`` (in
+    ``ARRAY_0D``) makes one."""
+    if type(res) is not BatchedTensor:
+        if isinstance(res, tuple):  # np.unique(z, return_inverse=True): the inverse is 0-d
+            for r in res:
+                mark_array0d(op, args, r, kwargs)
+        return res
+    if res._value.ndim != 1:
         return res
     how = ARRAY_0D[op]
+    if how is Array0d.KEEPDIMS:
+        at = KEEPDIMS_AT[op]
+        keep = kwargs.get("keepdims", False) if kwargs else False
+        if len(args) > at:
+            keep = args[at]
+        if not keep:
+            return res
     if how is Array0d.ELLIPSIS:
         key = args[1]
         if not (key is Ellipsis or (type(key) is tuple and any(k is Ellipsis for k in key))):

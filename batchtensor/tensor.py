@@ -94,6 +94,7 @@ class BatchedTensor:
         self._value = value
         self._bdim = bdim
         self._level = level
+        level.inputs.append(value)  # a user's value: its examples are views of its memory
 
     # ---- logical metadata -------------------------------------------------------------------
     @property

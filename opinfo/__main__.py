@@ -30,6 +30,7 @@ VECTORISED = ("rule", "boxed", "decomposition")
 class OpResult:
     name: str
     samples: int = 0
+    layout_cases: int = 0
     failures: list = field(default_factory=list)
     ran: bool = True
 
@@ -51,6 +52,7 @@ def run_one(name: str) -> OpResult:
                                 f"{type(e).__name__}: {e}")
             continue
         res.samples += r.samples
+        res.layout_cases += r.layout_runs
         res.failures += [f"[{np.dtype(dt)}] {f}" for f in r.failures]
     return res
 
@@ -87,7 +89,8 @@ def ops_table(infos: list, results: dict[str, OpResult], seconds: float) -> list
     lines += [f"| `{i.name}` | {i.path} | {results[i.name].samples} | "
               f"{results[i.name].status} |" for i in infos]
     failed = sum(bool(results[i.name].failures) for i in infos)
-    lines.append(f"\n{len(infos)} ops, {failed} failing, {seconds:.1f}s")
+    cases = sum(results[i.name].layout_cases for i in infos)
+    lines.append(f"\n{len(infos)} ops, {failed} failing, {seconds:.1f}s, {cases:,} layout cases")
     return lines
 
 
@@ -218,7 +221,9 @@ def universe_report(results: dict[str, OpResult], seconds: float, swept: bool) -
     if failing_ops:
         out += ["", "## Failing OpInfo entries", ""] + [f"- `{n}`" for n in failing_ops]
     out.append("")
-    summary = (f"{len(DATABASE)} ops, {len(failing_ops)} failing, {seconds:.1f}s; universe "
+    cases = sum(r.layout_cases for r in results.values())
+    summary = (f"{len(DATABASE)} ops, {len(failing_ops)} failing, {seconds:.1f}s, {cases:,} "
+               f"layout cases; universe "
                f"{len(rows)} callables, {pct:.1f}% of {len(active)} non-excluded vectorised")
     return out, summary
 

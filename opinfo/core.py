@@ -22,13 +22,18 @@ class SampleInput:
 
     Arrays anywhere in ``args`` / ``kwargs`` (also inside lists, tuples and dicts) are mapped by
     the sweep. ``name`` says what edge case the sample covers. ``loop_reason`` marks a sample
-    the rule hands to the per-example loop on purpose, with the reason.
+    the rule hands to the per-example loop on purpose, with the reason. ``vmap_error`` marks a
+    sample for which vmap raises a BatchingError where the loop returns, on purpose (a
+    documented limitation: no batched array can behave as the loop's results, e.g. views at a
+    different offset in every example), with the reason; where the examples agree (one
+    example, a broadcast input) vmap returns and is compared as usual.
     """
 
     args: tuple = ()
     kwargs: dict = field(default_factory=dict)
     name: str = ""
     loop_reason: str | None = None
+    vmap_error: str | None = None
 
     def __repr__(self) -> str:
         def show(x):

@@ -132,13 +132,23 @@ def test_ordered_conversion_makes_every_example_contiguous(fn, order, bdim):
         np.testing.assert_array_equal(np.moveaxis(y._value, y._bdim, 0), X)
 
 
+def _input_contiguous(a, bdim, order):
+    """``_examples_contiguous`` of a vmap input: the loop's examples are views of ``a``."""
+    with bt.vmap_level():
+        bt.BatchedTensor(a, bdim=bdim)
+        return _examples_contiguous(a, bdim, order)
+
+
 def test_examples_contiguous_reads_the_strides():
     a = np.zeros((4, 3, 5))
-    assert _examples_contiguous(a, 0, "C") and not _examples_contiguous(a, 0, "F")
-    assert not _examples_contiguous(a, 2, "C")
-    assert _examples_contiguous(np.asfortranarray(a), 2, "F")
-    assert _examples_contiguous(np.zeros((4, 0, 5)), 0, "F")  # size 0: contiguous either way
-    assert _examples_contiguous(np.zeros((4, 1, 5))[:, :, ::2], 0, "F") is False
+    assert _input_contiguous(a, 0, "C") and not _input_contiguous(a, 0, "F")
+    assert not _input_contiguous(a, 2, "C")
+    assert _input_contiguous(np.asfortranarray(a), 2, "F")
+    assert _input_contiguous(np.zeros((4, 0, 5)), 0, "F")  # size 0: contiguous either way
+    assert _input_contiguous(np.zeros((4, 1, 5))[:, :, ::2], 0, "F") is False
+    # A value computed inside the function: in the loop each example owns its memory, C
+    # ordered here, though the batch holds them interleaved.
+    assert _examples_contiguous(a, 2, "C") and not _examples_contiguous(a, 2, "F")
 
 
 # ---- full ---------------------------------------------------------------------------------------

@@ -88,14 +88,18 @@ def test_reshape_copy_false_is_a_view():
 
 @pytest.mark.parametrize("in_axes", [0, 1, 2])
 def test_ravel_order_a_and_k_follow_each_examples_layout(in_axes):
+    # The loop's examples of an input are views of it (with in_axes=1, phys[:, i] is strided,
+    # so its .T is neither C nor F contiguous and 'A' is C order); a value computed from one
+    # is stored on its own in every example (its .T is F contiguous: 'A' is F order), even
+    # where the batch holds those examples interleaved.
     rng = np.random.default_rng(1)
     xs = rng.normal(size=(4, 3, 5))
     phys = np.moveaxis(xs, 0, in_axes).copy()
+    examples = np.moveaxis(phys, in_axes, 0)
     for order in ("A", "K"):
-        def f(a):
-            return np.ravel(a.T, order)
-        want = np.stack([f(x) for x in xs])
-        np.testing.assert_array_equal(bt.vmap(f, in_axes=in_axes)(phys), want)
+        for f in (lambda a: np.ravel(a.T, order), lambda a: np.ravel((a * 1.0).T, order)):
+            want = np.stack([f(x) for x in examples])
+            np.testing.assert_array_equal(bt.vmap(f, in_axes=in_axes)(phys), want)
 
 
 # ---- arguments batched at an outer level only ---------------------------------------------------

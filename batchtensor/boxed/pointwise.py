@@ -101,8 +101,11 @@ def _staging_for(out: Any) -> Any:
     (float64, int64), the int-to-float ufuncs (``log1p``, ``sinh``, ``expm1``...) into an out
     with a negative stride, ``isnan`` / ``isinf`` / ``isfinite`` / ``signbit`` into a strided
     bool out. The ufunc writes into the stand-in (same dtype, so the same loop and casting)
-    and the result is copied into ``out`` where ``where`` is set."""
-    if type(out) is not np.ndarray or out.flags.c_contiguous or out.flags.f_contiguous:
+    and the result is copied into ``out`` where ``where`` is set. A read-only ``out`` gets
+    none: the ufunc itself raises NumPy's read-only error, before any casting error, as it
+    does for one example."""
+    if type(out) is not np.ndarray or out.flags.c_contiguous or out.flags.f_contiguous \
+            or not out.flags.writeable:
         return None
     return np.empty(out.shape, out.dtype)
 

@@ -24,9 +24,9 @@ import numpy as np
 from ..plumbing import innermost, scan_level, unwrap, wrap
 from ..registry import batch_rule, decomposition
 from ..tensor import BatchedTensor
-from ._helpers import (align_front, logical_rank, move_bdim_to_front, pad_to_rank, require,
-                       wrap_axis)
-from .views import drop_batch_axis, example_layout, is_contiguous
+from ._helpers import (align_front, logical_rank, logical_shape, move_bdim_to_front,
+                       pad_to_rank, require, wrap_axis)
+from .views import broadcast_examples, example_strides, is_contiguous
 
 
 def _shape_arg(shape) -> tuple:
@@ -221,14 +221,14 @@ def _stack_nested(obj, level, dtype):
 
 
 def _examples_contiguous(x, bdim, order: str) -> bool:
-    """Whether every example of ``x`` is C- (``order="C"``) or F-contiguous as it lies in
-    memory (also inside a nested vmap). False where the backend has no strides (then a copy in
-    that order is made)."""
-    found = example_layout(x, compact=False)
-    if found is None:
+    """Whether every example of ``x`` is C- (``order="C"``) or F-contiguous as the loop sees it
+    (``views.example_strides``; also inside a nested vmap). False where the backend has no
+    strides (then a copy in that order is made)."""
+    strides = example_strides(x, bdim)
+    if strides is None:
         return False
-    shape, strides = drop_batch_axis(*found, bdim, compact=False)
-    return is_contiguous(shape, strides, x.dtype.itemsize, fortran=order == "F")
+    return is_contiguous(logical_shape(x, bdim), strides, x.dtype.itemsize,
+                         fortran=order == "F")
 
 
 def _convert(level, a, *, dtype=None, copy=None, order=None, subok=True, ndmin=0, ndmax=None,
@@ -463,8 +463,9 @@ def geomspace_rule(start, start_bdim, stop, stop_bdim, num=50, endpoint=True, dt
 @batch_rule(np.meshgrid)
 def meshgrid_rule(*xi, xi_bdims, copy=True, sparse=False, indexing="xy"):
     """Every input raveled (per example) and laid along its own axis; the batched ones keep a
-    batch axis in front, the plain ones stay plain. Not sparse: read-only broadcast views
-    (``np.broadcast_to``), or copies with ``copy=True`` (the default)."""
+    batch axis in front, the plain ones stay plain. Not sparse: the views NumPy's
+    ``broadcast_arrays`` makes (``views.broadcast_examples``), or copies with ``copy=True``
+    (the default)."""
     if indexing not in ["xy", "ij"]:
         raise ValueError("Valid values for `indexing` are 'xy' and 'ij'.")
     ndim = len(xi)
@@ -489,8 +490,8 @@ def meshgrid_rule(*xi, xi_bdims, copy=True, sparse=False, indexing="xy"):
         full = [1] * ndim
         for s_, ax in zip(sizes, axes):
             full[ax] = s_
-        full = tuple(full)
-        out = [(np.broadcast_to(v, full if b is None else (n,) + full), b) for v, b in out]
+        out = broadcast_examples([v for v, _ in out], [b for _, b in out], tuple(full), n,
+                                 subok=True)
     if copy:
         return tuple((np.copy(v), b) for v, b in out)
     return tuple(out) if not sparse else out

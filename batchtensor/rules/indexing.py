@@ -426,6 +426,10 @@ def setitem_rule(level, args, kwargs):
         raise BatchingError(
             "x[key] = v: cannot write into x, which is not batched at this vmap level (shared by "
             "every example), with v or the index differing per example. " + _SETITEM_HELP)
+    flags = getattr(innermost(xv), "flags", None)
+    if flags is not None and not flags.writeable:
+        # NumPy checks the destination before the index and the value
+        raise ValueError("assignment destination is read-only")
     if _is_field_key(key):  # write into the field view, as x['a'][...] = v
         return setitem_rule(level, (new_batched(xv[key], xb, level), Ellipsis, value), kwargs)
     vv, vb = unwrap(value, level)
@@ -546,8 +550,8 @@ def ix_rule(*args, args_bdims):
                                                        f"argument {i}",
                                                        "or index with integer arrays"))
             f = e.value
-        elif not f.shape[1]:
-            f = f.astype(np.intp)
+        # (NumPy gives an empty argument the intp type only when it is not an array already;
+        # each example here is one, and its result a view of it)
         out.append((np.reshape(f, (f.shape[0],) + tuple(f.shape[1] if d == -1 else 1
                                                           for d in shape)), 0))
     return tuple(out)

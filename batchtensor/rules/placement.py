@@ -22,6 +22,7 @@ from ..tensor import BatchedTensor, ndarray_fill
 from ._helpers import (align_front, logical_rank, logical_shape, move_bdim_to_front, ndim_of,
                        pad_to_rank, wrap_axis)
 from .indexing import drop_leading_ones, flat_front
+from .views import example_strides, is_contiguous
 
 
 # ---- copyto, fill -------------------------------------------------------------------------------
@@ -69,6 +70,22 @@ def _example(x, bdim=None):
     if type(x) is BatchedTensor or (hasattr(x, "shape") and hasattr(x, "dtype")):
         return np.zeros(logical_shape(x, bdim), dtype=x.dtype)
     return x
+
+
+def _target_example(x, bdim):
+    """``_example`` of a target written in place: as writeable as the batch, and C contiguous
+    exactly where the loop's example is (``views.example_strides``), so that NumPy's dry run
+    raises its read-only error first, as it does for one example (also where nothing would be
+    written, and for ``put_along_axis(axis=None)``, which writes through ``np.array(a.flat)``:
+    a read-only copy of an example that is not C contiguous)."""
+    ex = _example(x, bdim)
+    strides = example_strides(x, bdim)
+    if strides is not None and not is_contiguous(ex.shape, strides, ex.itemsize, False):
+        ex = np.zeros(ex.shape + (2,), ex.dtype)[..., 0]
+    flags = getattr(innermost(x), "flags", None)
+    if flags is not None and not flags.writeable:
+        ex.flags.writeable = False
+    return ex
 
 
 def _any(x) -> bool:
@@ -141,7 +158,7 @@ def _shared_target(name: str, target: str, **others) -> BatchingError:
 def put_rule(a, a_bdim, ind, ind_bdim, v, v_bdim, mode="raise"):
     if a_bdim is None:
         raise _shared_target("numpy.put", "a", ind=ind_bdim, v=v_bdim)
-    np.put(_example(a, a_bdim), _example(ind, ind_bdim), _example(v, v_bdim), mode=mode)
+    np.put(_target_example(a, a_bdim), _example(ind, ind_bdim), _example(v, v_bdim), mode=mode)
     target = move_bdim_to_front(a, a_bdim)
     size = math.prod(target.shape[1:])
     idx = _as_intp(flat_front(ind, ind_bdim))
@@ -180,7 +197,7 @@ def put_along_axis_rule(arr, arr_bdim, indices, indices_bdim, values, values_bdi
     if arr_bdim is None:
         raise _shared_target("numpy.put_along_axis", "arr", indices=indices_bdim,
                              values=values_bdim)
-    np.put_along_axis(_example(arr, arr_bdim), _example(indices, indices_bdim),
+    np.put_along_axis(_target_example(arr, arr_bdim), _example(indices, indices_bdim),
                       _example(values, values_bdim), axis)
     target = move_bdim_to_front(arr, arr_bdim)
     if axis is None:  # arr.flat[indices] = values (broadcast, not repeated)
@@ -210,7 +227,7 @@ def _mask_front(mask, bdim, lshape):
 def place_rule(arr, arr_bdim, mask, mask_bdim, vals, vals_bdim):
     if arr_bdim is None:
         raise _shared_target("numpy.place", "arr", mask=mask_bdim, vals=vals_bdim)
-    np.place(_example(arr, arr_bdim), _example(mask, mask_bdim), _example(vals, vals_bdim))
+    np.place(_target_example(arr, arr_bdim), _example(mask, mask_bdim), _example(vals, vals_bdim))
     target = move_bdim_to_front(arr, arr_bdim)
     m, where = _mask_front(mask, mask_bdim, target.shape[1:])
     if _is_scalar(vals) and vals_bdim is None:
@@ -234,7 +251,7 @@ def place_rule(arr, arr_bdim, mask, mask_bdim, vals, vals_bdim):
 def putmask_rule(a, a_bdim, /, mask, mask_bdim, values, values_bdim):
     if a_bdim is None:
         raise _shared_target("numpy.putmask", "a", mask=mask_bdim, values=values_bdim)
-    np.putmask(_example(a, a_bdim), _example(mask, mask_bdim), _example(values, values_bdim))
+    np.putmask(_target_example(a, a_bdim), _example(mask, mask_bdim), _example(values, values_bdim))
     target = move_bdim_to_front(a, a_bdim)
     lshape = tuple(target.shape[1:])
     _, where = _mask_front(mask, mask_bdim, lshape)
@@ -255,7 +272,7 @@ def putmask_rule(a, a_bdim, /, mask, mask_bdim, values, values_bdim):
 def fill_diagonal_rule(a, a_bdim, val, val_bdim, wrap=False):
     if a_bdim is None:
         raise _shared_target("numpy.fill_diagonal", "a", val=val_bdim)
-    np.fill_diagonal(_example(a, a_bdim), _example(val, val_bdim), wrap)
+    np.fill_diagonal(_target_example(a, a_bdim), _example(val, val_bdim), wrap)
     target = move_bdim_to_front(a, a_bdim)
     lshape = tuple(target.shape[1:])
     size = math.prod(lshape)

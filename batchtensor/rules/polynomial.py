@@ -192,7 +192,8 @@ def polydiv_rule(u, u_bdim, v, v_bdim):
     b = lead[0]
     keep = np.cumsum(~np.isclose(r, 0, rtol=1e-14), axis=1) > 0
     keep = np.concatenate([keep[:, :-1], np.ones((b, 1), bool)], axis=1)
-    return (np.broadcast_to(q, lead + q.shape[-1:]), 0), (compress_rows(np.polydiv, keep, r)[0], 0)
+    # q is (B, k) already: a new array, writeable as NumPy's (np.broadcast_to made it read-only)
+    return (q, 0), (compress_rows(np.polydiv, keep, r)[0], 0)
 
 
 @batch_rule(np.vander)

@@ -27,6 +27,7 @@ from numpy.lib._arraysetops_impl import (UniqueAllResult, UniqueCountsResult,
                                          UniqueInverseResult)
 
 from ..errors import BatchingError, DataDependentError
+from ..plumbing import innermost
 from ..registry import batch_rule, is_physical_type, op_name
 from ._helpers import (dry_run, logical_rank, move_bdim_to_front, require,
                        wrap_axes, wrap_axis)
@@ -402,13 +403,18 @@ def trim_zeros_rule(filt, filt_bdim, trim="fb", axis=None):
         keep = keep & np.reshape(anywhere, (b, 1))  # an all-zero example: empty everywhere
         (idx,) = compress_rows(np.trim_zeros, keep, _positions(keep))  # (B, size)
         size = idx.shape[1]
-        if _plain(idx) and (size == 0 or bool(np.all(idx[:, 0] == idx[0, 0]))):
-            lo = int(idx[0, 0]) if size else 0
-            x = x[(slice(None),) * (ax + 1) + (slice(lo, lo + size),)]  # a view, as NumPy's
-            continue
-        shape = [1] * (nd + 1)
-        shape[0], shape[ax + 1] = b, size
-        full = x.shape[:ax + 1] + (size,) + x.shape[ax + 2:]
-        idx = np.broadcast_to(np.reshape(idx, shape), full)
-        x = np.take_along_axis(x, idx, axis=ax + 1)
+        starts = innermost(idx[:, 0]) if size else None  # every example at every level
+        if size and starts.size and not bool(np.all(starts == starts.flat[0])):
+            raise BatchingError(
+                f"numpy.trim_zeros: the examples of 'filt' are trimmed at different offsets "
+                f"along axis {ax} (from {int(np.min(starts))} to {int(np.max(starts))}). "
+                f"NumPy returns each example's result as a view of filt, and no one batched "
+                f"array can view every example at its own offset; a copy would differ from the "
+                f"loop silently (a write into it would not reach filt, a later write into filt "
+                f"would not show through it). Where a copy is what you need, select the "
+                f"elements with np.take_along_axis (a copy in NumPy too), e.g. "
+                f"np.take_along_axis(filt, start + np.arange(length), axis) with start = "
+                f"np.argmax(filt != 0, axis).")
+        lo = int(starts.flat[0]) if size and starts.size else 0
+        x = x[(slice(None),) * (ax + 1) + (slice(lo, lo + size),)]  # a view, as NumPy's
     return x, 0

@@ -13,6 +13,8 @@ from numpy.exceptions import AxisError
 from numpy.lib.array_utils import normalize_axis_tuple
 from numpy.lib.stride_tricks import sliding_window_view
 
+from ..levels import is_input_memory
+from ..plumbing import innermost
 from ..registry import batch_rule
 from ..tensor import BatchedTensor, ndarray_astype, reshape_view, transpose_view
 from ._helpers import (batch_size_of, logical_shape, move_bdim_to_front,
@@ -41,12 +43,15 @@ def resolve_shape(shape, size: int) -> tuple:
 
 
 def example_layout(x, compact: bool = True) -> tuple | None:
-    """(shape, strides) of ``x`` as if each of its examples at every outer level were stored on
-    its own (see ``_example_strides``); with ``compact=False``, as they lie in memory (an outer
-    level's batch axis just left out). None when the backend has no strides."""
+    """(shape, strides) of one example of ``x`` at every outer level, as the loop would see it
+    (see ``example_strides``); with ``compact=False``, as it lies in memory (an outer level's
+    batch axis just left out). None when the backend has no strides."""
     if type(x) is BatchedTensor:
         inner = example_layout(x._value, compact)
-        return None if inner is None else drop_batch_axis(*inner, x._bdim, compact)
+        if inner is None:
+            return None
+        own = compact and not is_input_memory(innermost(x._value), (x._level,))
+        return drop_batch_axis(*inner, x._bdim, own)
     strides = getattr(x, "strides", None)
     return None if strides is None else (tuple(x.shape), tuple(strides))
 
@@ -62,10 +67,20 @@ def drop_batch_axis(shape, strides, bdim, compact: bool = True) -> tuple:
     return tuple(shape), tuple(st)
 
 
-def _example_strides(x, bdim) -> tuple | None:
-    """One example's strides as if it were stored on its own; None means C order."""
+def example_strides(x, bdim) -> tuple | None:
+    """One example's strides as the per-example loop sees them; None means C order (a backend
+    without strides).
+
+    Where ``x``'s memory is a vmap input's, the loop's example is a view of it: its strides are
+    the physical ones with the batch axis left out (``np.asfortranarray(xs)[i]`` is not
+    contiguous). Where it is a value computed inside the function, each example of the loop
+    owns its memory, while the batch may hold the examples interleaved (a result that follows
+    an input whose batch axis is inside the examples' memory): its strides are those of an
+    example stored on its own, the batch axis' factor divided out (``drop_batch_axis``)."""
     found = example_layout(x)
-    return None if found is None else drop_batch_axis(*found, bdim)[1]
+    if found is None:
+        return None
+    return drop_batch_axis(*found, bdim, not is_input_memory(innermost(x)))[1]
 
 
 def is_contiguous(shape, strides, itemsize, fortran: bool) -> bool:
@@ -84,7 +99,7 @@ def is_contiguous(shape, strides, itemsize, fortran: bool) -> bool:
 
 def _any_order(x, bdim) -> str:
     """order='A': 'F' if one example is Fortran contiguous and not C contiguous, else 'C'."""
-    st = _example_strides(x, bdim)
+    st = example_strides(x, bdim)
     if st is None:
         return "C"
     shape = logical_shape(x, bdim)
@@ -97,7 +112,7 @@ def _keep_order_perm(x, bdim) -> tuple | None:
     """order='K': one example's logical axes from slowest to fastest in memory, ordered as
     NumPy's iterator orders them (stable; zero and size-1 strides are ambiguous and keep C order;
     signs ignored). None means C order."""
-    st = _example_strides(x, bdim)
+    st = example_strides(x, bdim)
     if st is None:
         return None
     shape = logical_shape(x, bdim)
@@ -181,7 +196,7 @@ def _ravel_copies(x, bdim, order) -> bool:
     positive strides. A reshape of the batch can be a view where that of one example is not
     (``np.diagonal(x).ravel()``), so the rule must copy then: a later write into ``x`` would
     otherwise show through the result."""
-    st = _example_strides(x, bdim)
+    st = example_strides(x, bdim)
     if st is None:
         return False  # a backend without strides (the ONNX recorder) has no views to mind
     shape = logical_shape(x, bdim)
@@ -374,19 +389,34 @@ def sliding_window_view_rule(x, x_bdim, window_shape, axis=None, *, subok=False,
     return sliding_window_view(v, window, axes, subok=subok, writeable=writeable), 0
 
 
+def broadcast_examples(values, bdims, shape: tuple, n: int, subok=False) -> list:
+    """``np.broadcast_arrays`` of every example to ``shape``: ``(out, out_bdim)`` per value.
+
+    NumPy's own ``broadcast_arrays`` runs on the physical values (the batched ones batch first
+    and padded, broadcast to ``(n,) + shape``; the plain ones to ``shape``), so each result is
+    what NumPy gives one example: the value itself where it has that shape already, else a
+    view that is writeable where the value is (and warns when written, NumPy's deprecation).
+    ``np.broadcast_to`` would make them read-only."""
+    front = [pad_to_rank(move_bdim_to_front(v, b), len(shape))
+             for v, b in zip(values, bdims) if b is not None]
+    plain = [v for v, b in zip(values, bdims) if b is None]
+    like = innermost(front[0]) if front else None
+
+    def to(vals, full):  # a stand-in of the full shape makes every value broadcast to it
+        stand_in = np.broadcast_to(np.empty((), dtype=bool, like=like), full)
+        return iter(np.broadcast_arrays(*vals, stand_in, subok=subok)[:-1])
+
+    got_b = to(front, (n,) + shape) if front else iter(())
+    got_p = to(plain, shape) if plain else iter(())
+    return [(next(got_b), 0) if b is not None else (next(got_p), None) for b in bdims]
+
+
 @batch_rule(np.broadcast_arrays)
 def broadcast_arrays_rule(*args, args_bdims, subok=False):
     shapes = [logical_shape(a, b) for a, b in zip(args, args_bdims)]
     shape = np.broadcast_shapes(*shapes)
     n = batch_size_of(args, args_bdims)
-    out = []
-    for a, b in zip(args, args_bdims):
-        if b is None:
-            out.append((np.broadcast_to(a, shape, subok=subok), None))
-        else:
-            x = pad_to_rank(move_bdim_to_front(a, b), len(shape))
-            out.append((np.broadcast_to(x, (n,) + shape, subok=subok), 0))
-    return tuple(out)
+    return tuple(broadcast_examples(args, args_bdims, shape, n, subok))
 
 
 # ---- reversing, rotating, rolling ---------------------------------------------------------------
@@ -486,5 +516,5 @@ def copy_rule(a, a_bdim, order="K", subok=False):
     return np.copy(a, order=order, subok=subok), a_bdim
 
 
-__all__ = ["resolve_shape", "atleast_front", "example_layout", "drop_batch_axis",
-           "is_contiguous"]
+__all__ = ["resolve_shape", "atleast_front", "example_layout", "example_strides",
+           "drop_batch_axis", "is_contiguous", "broadcast_examples"]
