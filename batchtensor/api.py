@@ -21,7 +21,8 @@ from .pytree import LEAF, broadcast_prefix, flatten, keystr, leaf_paths, unflatt
 from .registry import is_physical_type
 from .tensor import BatchedTensor, new_batched, plain_array
 
-__all__ = ["vmap", "vmap_level", "VmapLevel", "VmapFunction", "unwrap_outputs"]
+__all__ = ["vmap", "vmap_level", "VmapLevel", "VmapFunction", "FallbackVmapFunction",
+           "unwrap_outputs"]
 
 _PY_SCALARS = (int, float, complex, bool)
 
@@ -100,12 +101,6 @@ class VmapFunction:
         return f"<vmap of {getattr(self.func, '__name__', self.func)!r}>"
 
     def __call__(self, *args, **kwargs):
-        if self.fallback is None:
-            return self._call(args, kwargs)
-        with config(fallback=self.fallback):  # also for the per-op loop fallback inside
-            return self._call(args, kwargs)
-
-    def _call(self, args: tuple, kwargs: dict):
         try:
             in_axes = self.in_axes
             axes = _array_axes(args, in_axes)
@@ -198,32 +193,35 @@ class VmapFunction:
         the loop's result past some point of ``f`` (``errors.rerun_reason``), the whole
         function reruns once per example (unless ``fallback="error"``).
 
-        So that a rerun never applies an in-place write twice, the first pass gets read-only
-        views of the NumPy arrays among the arguments. A write into one of them fails there
-        and nothing is written; the pass is then run again on the arrays themselves, and a
-        rerun is refused with a clear error if that pass needs one."""
+        A rerun must never apply a write twice. Writes into a mapped argument's memory go
+        through the dispatcher, so the first pass's level watches for them
+        (``levels.note_write``) and a rerun after one is refused with a clear error. An
+        argument that is not mapped reaches ``f`` as it is, so the first pass gets a read-only
+        view of it: a write into it fails there, and the pass runs again on the argument
+        itself, with no rerun after it."""
         if config.fallback == "error":
             return self._vectorised(leaves, axes, treedef, kwargs, size, offset)
-        guarded = [_read_only(leaf) for leaf in leaves]
+        guarded = leaves if None not in axes else [
+            leaf if ax is not None else _read_only(leaf) for leaf, ax in zip(leaves, axes)]
         tick = session_tick()  # a rerun draws from here: the numbers this pass drew
         first: list = []  # the level of this pass: only its rerun reasons are ours
         try:
-            return self._vectorised(guarded, axes, treedef, kwargs, size, offset, first,
-                                    originals=leaves)
+            return self._vectorised(guarded, axes, treedef, kwargs, size, offset, first)
         except BaseException as e:
             found = rerun_reason(e)
             ours = found is not None and found[0] is not None and first \
                 and found[0].id >= first[0].id
-            if not ours and not _writes_into_guard(e, guarded, leaves):
+            guard_hit = not ours and _writes_into_guard(e, guarded, leaves)
+            if not (ours or guard_hit) or (ours and size == 0):
                 raise
-            if ours and size == 0:
-                raise
+            if ours and first[0].wrote_input:
+                raise _refused_rerun(self.func, found[1], e) from e
             if first:
                 resume_session(first[0])
             with random_scope() as scope:
                 scope.start = tick
                 scope.rewind()
-                if not ours:
+                if guard_hit:
                     return self._strict(leaves, axes, treedef, kwargs, size, offset)
                 _warn_rerun(self.func, found[1], e)
                 try:
@@ -235,26 +233,21 @@ class VmapFunction:
                     raise e from join_error
 
     def _strict(self, leaves, axes, treedef, kwargs, size, offset):
-        """The pass again, on the arguments themselves, because ``f`` writes into one of them:
-        a per-example rerun after it would repeat the write, so it is refused."""
+        """The pass again, on the arguments themselves, because ``f`` writes into one that is
+        not mapped: a per-example rerun after it would repeat the write, so it is refused."""
         try:
             return self._vectorised(leaves, axes, treedef, kwargs, size, offset)
         except BaseException as e:
             found = rerun_reason(e)
             if found is None:
                 raise
-            raise BatchingError(
-                f"vmap({_func_name(self.func)}): {found[1]}, which only a run of the function "
-                f"once per example can do, but the function also writes into one of its "
-                f"arguments, and rerunning it per example would apply that write twice. Copy "
-                f"the argument before writing into it (x = x.copy()), or remove the cause "
-                f"({_first_line(e)})") from e
+            raise _refused_rerun(self.func, found[1], e) from e
 
-    def _vectorised(self, leaves, axes, treedef, kwargs, size, offset, first=None,
-                    originals=None):
+    def _vectorised(self, leaves, axes, treedef, kwargs, size, offset, first=None):
         level = open_level(size, self.randomness, offset, VmapLevel)
         conversions.enter()
         if first is not None:
+            level.watches_writes = True
             first.append(level)
         try:
             wrapped = [leaf if ax is None else _wrap_input(leaf, ax, level)
@@ -262,7 +255,7 @@ class VmapFunction:
             args = wrapped if treedef is None else unflatten(treedef, wrapped)
             out = self.func(*args, **kwargs)
             return _not_a_view_of_inputs(unwrap_outputs(level, out, self.out_axes, "out_axes"),
-                                         leaves if originals is None else originals, axes)
+                                         leaves, axes)
         finally:
             close_level(level)
             conversions.leave()
@@ -340,6 +333,15 @@ def _backend(leaves: list, axes: list) -> Any:
     return None
 
 
+class FallbackVmapFunction(VmapFunction):
+    """A vmap with its own ``fallback=``: the setting holds on this thread while it runs (also
+    for the per-op loop fallback inside). A subclass, so that the common vmap pays nothing."""
+
+    def __call__(self, *args, **kwargs):
+        with config(fallback=self.fallback):
+            return super().__call__(*args, **kwargs)
+
+
 class _Unstackable(DataDependentError):
     """The results of the parts of a batch differ in shape (``_concatenate``)."""
 
@@ -357,14 +359,22 @@ def _concatenate(parts: list, axis: int):
             f"per-example loop's np.stack cannot stack them") from e
 
 
+def _refused_rerun(func, reason: str, e: BaseException) -> BatchingError:
+    return BatchingError(
+        f"vmap({_func_name(func)}): {reason}, which only a run of the function once per "
+        f"example can do, but the function also writes into one of its arguments, and "
+        f"rerunning it per example would apply that write twice. Copy the argument before "
+        f"writing into it (x = x.copy()), or remove the cause ({_first_line(e)})")
+
+
 def _first_line(e: BaseException) -> str:
     text = str(e).strip()
     return f"{type(e).__name__}: {text.splitlines()[0] if text else ''}"
 
 
 def _writes_into_guard(e: BaseException, guarded: list, leaves: list) -> bool:
-    """Whether ``e`` may be a write into one of the read-only views the first pass gave ``f``
-    (NumPy's "read-only" / "writeable" errors, when a view was made at all)."""
+    """Whether ``e`` may be a write into one of the read-only views of unmapped arguments the
+    first pass gave ``f`` (NumPy's "read-only" / "writeable" errors, when one was made)."""
     if not isinstance(e, (ValueError, TypeError)) or all(g is x for g, x in zip(guarded, leaves)):
         return False
     text = str(e)
@@ -447,7 +457,8 @@ def _func_name(func) -> str:
 
 
 def _read_only(leaf):
-    """A read-only view of a writeable NumPy argument, for a pass that may be rerun."""
+    """A read-only view of a writeable NumPy argument that is not mapped, for a pass that may
+    be rerun."""
     if type(leaf) is np.ndarray and leaf.flags.writeable:
         leaf = leaf.view()
         leaf.flags.writeable = False
@@ -622,10 +633,9 @@ def vmap(func: Callable | None = None, in_axes: Any = 0, out_axes: Any = 0, *,
                               chunk_size=chunk_size, randomness=randomness, fallback=fallback)
     if not callable(func):
         raise TypeError(f"vmap: expected a function, got {type(func).__name__}")
-    return VmapFunction(func, in_axes, out_axes,
-                         None if axis_size is None else int(axis_size),
-                         chunk_size if chunk_size in (None, "auto") else int(chunk_size),
-                         randomness, fallback)
+    return (VmapFunction if fallback is None else FallbackVmapFunction)(
+        func, in_axes, out_axes, None if axis_size is None else int(axis_size),
+        chunk_size if chunk_size in (None, "auto") else int(chunk_size), randomness, fallback)
 
 
 # ---- outputs ------------------------------------------------------------------------------------

@@ -148,18 +148,20 @@ def installed() -> bool:
 def enter() -> None:
     """A vmap level opens: the first one (on any thread) installs the replacements."""
     global _users
-    with _lock:
-        _users += 1
-        if _users == 1 and config.intercept_numpy:
-            if not _replacements:
-                _replacements.update(_build())
-            _NUMPY.update(_replacements)
+    _lock.acquire()
+    _users += 1
+    if _users == 1 and config.intercept_numpy:
+        if not _replacements:
+            _replacements.update(_build())
+        _NUMPY.update(_replacements)
+    _lock.release()
 
 
 def leave() -> None:
     """A vmap level closes: the last one puts NumPy's own functions back."""
     global _users
-    with _lock:
-        _users -= 1
-        if _users == 0:
-            _NUMPY.update(ORIGINALS)
+    _lock.acquire()
+    _users -= 1
+    if _users == 0:
+        _NUMPY.update(ORIGINALS)
+    _lock.release()

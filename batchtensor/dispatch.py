@@ -27,9 +27,11 @@ from .registry import (ARRAY, ARRAYS, RECORDERS, REGISTRY, Path, defers_to_us, o
                        record, slots)
 from .scalars import (ARRAY_0D, Array0d, detach_from_scalars, mark_array0d,
                       refuse_scalar_targets, scalar_args)
-from .tensor import BatchedTensor, scalar_per_example
+from .levels import note_write
+from .tensor import BatchedTensor, ndarray_fill, scalar_per_example
 
-__all__ = ["function_call", "ufunc_call", "truth_value", "setitem"]
+__all__ = ["function_call", "ufunc_call", "truth_value", "setitem", "note_writes",
+           "WRITES_FIRST_ARGUMENT"]
 
 
 # ---- __array_function__ and methods -------------------------------------------------------------
@@ -39,6 +41,9 @@ def function_call(op, args: tuple, kwargs: dict, like: Any = None) -> Any:
     ``like``: the object whose ``__array_function__`` NumPy called (``self``)."""
     if kwargs and kwargs.get("out") is not None:
         refuse_scalar_targets(kwargs["out"], f"{op_name(op)}(out=...)")
+        note_writes(kwargs["out"])
+    if op in WRITES_FIRST_ARGUMENT and args:
+        note_writes(args[0])
     level = scan_level(args)
     if kwargs:
         level = scan_level(kwargs, level)
@@ -202,6 +207,19 @@ def _loop(op, args, kwargs, level, recorded: bool = False):
     return slots.loop_call(op, args, kwargs, level)
 
 
+#: the ops that write into their first argument (besides ``out=``)
+WRITES_FIRST_ARGUMENT = frozenset({operator.setitem, np.copyto, np.place, np.putmask, np.put,
+                                   np.put_along_axis, np.fill_diagonal, ndarray_fill})
+
+
+def note_writes(targets: Any) -> None:
+    """Writes are about to go into ``targets`` (a value or a tuple): a level that watches for
+    writes into its inputs learns of them (``levels.note_write``)."""
+    for t in targets if type(targets) is tuple else (targets,):
+        if type(t) is BatchedTensor and t._level.watches_writes:
+            note_write(t._level, innermost(t._value))
+
+
 # ---- __array_ufunc__ ----------------------------------------------------------------------------
 # The aligned fast path of each binary ufunc (plumbing), built on first use.
 _BINARY: dict = {}
@@ -216,8 +234,10 @@ def ufunc_call(ufunc, method: str, inputs: tuple, kwargs: dict) -> Any:
             return NotImplemented
     if kwargs and "out" in kwargs:
         refuse_scalar_targets(kwargs["out"], f"{ufunc.__name__}(out=...)")
+        note_writes(kwargs["out"])
     elif method == "at" and inputs:
         refuse_scalar_targets(inputs[0], f"{ufunc.__name__}.at(target, ...)")
+        note_writes(inputs[0])
     if ufunc is np.matmul and method == "__call__" and not kwargs and len(inputs) == 2:
         res = matmul_fast(*inputs)  # also w @ x from ndarray.__matmul__, NumPy's protocol
         if res is not None:

@@ -9,7 +9,7 @@ from .errors import EscapedBatchedTensorError
 
 __all__ = ["Level", "open_level", "close_level", "current_level", "active_levels",
            "random_scope", "current_session", "session_tick", "resume_session",
-           "RandomSession", "memory_root", "is_input_memory"]
+           "RandomSession", "memory_root", "is_input_memory", "note_write"]
 
 _ids = itertools.count(1)  # itertools.count is atomic under the GIL: ids are unique across threads
 
@@ -49,7 +49,8 @@ class Level:
     """
 
     __slots__ = ("id", "size", "alive", "randomness", "offset", "like", "outermost",
-                 "per_example", "ended_session", "inputs", "__weakref__")
+                 "per_example", "ended_session", "inputs", "watches_writes", "wrote_input",
+                 "__weakref__")
 
     def __init__(self, size: int | None = None, randomness: str = "error", offset: int = 0):
         if randomness not in _RANDOMNESS:
@@ -69,6 +70,10 @@ class Level:
         # The values wrapped as this level's inputs: the loop's examples of those are views of
         # the caller's memory, with its strides (``is_input_memory``).
         self.inputs: list = []
+        # A first pass that a per-example rerun may follow watches for writes into its inputs'
+        # memory: a rerun would apply them twice (``note_write``).
+        self.watches_writes = False
+        self.wrote_input = False
 
     def __repr__(self) -> str:
         state = "alive" if self.alive else "closed"
@@ -112,6 +117,13 @@ def is_input_memory(phys, levels=None) -> bool:
             if memory_root(x) is root:
                 return True
     return False
+
+
+def note_write(level: Level, phys) -> None:
+    """A write is about to go into the physical array ``phys`` of a value batched at
+    ``level``: remember whether it is the memory of one of the level's inputs."""
+    if level.watches_writes and not level.wrote_input and is_input_memory(phys, (level,)):
+        level.wrote_input = True
 
 
 def active_levels() -> tuple:

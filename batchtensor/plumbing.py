@@ -23,6 +23,7 @@ from typing import Any, Callable
 
 import numpy as np
 
+from .levels import note_write
 from .registry import RECORDERS, Path, record, slots
 from .tensor import BatchedTensor, enter, new_batched, scalar_per_example
 
@@ -245,6 +246,8 @@ def inplace_fast_path(ufunc, on_miss: Callable) -> Callable:
         v = self._value
         if v.ndim == 1 and scalar_per_example(self):
             return NotImplemented
+        if level.watches_writes:
+            note_write(level, innermost(v))
         if (t is _bt and other._level is level and other._bdim == self._bdim
                 and other._value.ndim == v.ndim) or t in _scalars:
             if _rec:
