@@ -262,28 +262,85 @@ class VmapFunction:
 
     def _per_example(self, leaves, axes, treedef, kwargs, size, offset, scope):
         """``f`` once per example, on the example's own (writeable) views of the arguments, and
-        the results stacked as the loop stacks them. Each example runs at a level of size one
-        (``Level.per_example``): ``bt.random`` draws example i's numbers there, and its values
-        convert to Python scalars as that example would."""
-        results = []
-        for i in range(size):
-            scope.rewind()
-            # the example itself (a view, a NumPy scalar of a 1-d argument): what the loop's f
-            # receives; a value of an outer level stays batched there
-            example = [leaf if ax is None else leaf[(slice(None),) * ax + (i,)]
-                       for leaf, ax in zip(leaves, axes)]
-            level = open_level(1, self.randomness, offset + i, VmapLevel)
-            conversions.enter()
-            level.per_example = True
-            level.like = _backend(leaves, axes)
+        the results stacked as the loop stacks them. The examples run at one level of size
+        one (``Level.per_example``), its offset moved to each example in turn: ``bt.random``
+        draws example i's numbers there, and its values convert to Python scalars as that
+        example would. Nothing else is batched, so ``f`` runs on plain arrays, as fast as the
+        loop (``bench/rerun.py``)."""
+        level = open_level(1, self.randomness, offset, VmapLevel)
+        # (no conversions.enter(): a value of this level converts itself, as its one example)
+        level.per_example = True
+        level.like = _backend(leaves, axes)
+        # the examples themselves, as the loop's `for x in xs` gives them (views; NumPy scalars
+        # of a 1-d argument); a value of an outer level stays batched there
+        mapped = [iter(leaf if ax == 0 else np.moveaxis(leaf, ax, 0))
+                  for leaf, ax in zip(leaves, axes) if ax is not None]
+        example = list(leaves)
+        slots = [j for j, ax in enumerate(axes) if ax is not None]
+        func, outs, rewind, nd = self.func, [], scope.rewind, np.ndarray
+        try:
+            if len(example) == 1 and treedef is None and not kwargs:  # f(x): the common call
+                for i, x in enumerate(mapped[0], offset):
+                    rewind()
+                    level.offset = i
+                    out = func(x)
+                    outs.append(out if type(out) is nd else _the_examples(out, level))
+            else:
+                for i in range(size):
+                    rewind()
+                    level.offset = offset + i
+                    for j, it in zip(slots, mapped):
+                        example[j] = next(it)
+                    out = func(*(example if treedef is None else unflatten(treedef, example)),
+                               **kwargs)
+                    outs.append(out if type(out) is nd else _the_examples(out, level))
+        finally:
+            close_level(level)
+        return self._stack(outs)
+
+    def _stack(self, outs: list):
+        """The examples' results stacked along their out axes, as the loop's ``np.stack``;
+        an ``out_axes=None`` output is the first example's."""
+        if type(self.out_axes) is int and all(type(o) is np.ndarray for o in outs):
+            outs = [outs]  # one array per example (the common case): no pytree walk
+            first, td = [outs[0][0]], None
+            columns = outs
+        else:
+            first, td = flatten(outs[0])
+            columns = None
+        if columns is None:
+            columns = self._columns(outs, first)
+        if isinstance(self.out_axes, int) or self.out_axes is None:
+            oaxes = [self.out_axes] * len(first)
+        else:
+            oaxes = broadcast_prefix(self.out_axes, outs[0], "out_axes", "output")
+        stacked = []
+        for col, ax in zip(columns, oaxes):
+            if ax is None:
+                stacked.append(col[0])
+                continue
             try:
-                args = example if treedef is None else unflatten(treedef, example)
-                out = self.func(*args, **kwargs)
-                results.append(unwrap_outputs(level, out, self.out_axes, "out_axes"))
-            finally:
-                close_level(level)
-                conversions.leave()
-        return self._join(results)
+                stacked.append(np.stack(col, axis=ax))
+            except ValueError as e:
+                shapes = sorted({tuple(np.shape(c)) for c in col})
+                raise _Unstackable(
+                    f"vmap: the examples' results have different shapes "
+                    f"({', '.join(map(str, shapes))}), so they cannot be stacked into one "
+                    f"array, as the per-example loop's np.stack cannot stack them") from e
+        return stacked[0] if td is None else unflatten(td, stacked)
+
+    @staticmethod
+    def _columns(outs: list, first: list) -> list:
+        """The examples' output leaves, one list per leaf."""
+        columns = [[x] for x in first]
+        for out in outs[1:]:
+            leaves, _ = flatten(out)
+            if len(leaves) != len(first):
+                raise _Unstackable("vmap: the examples return different numbers of arrays, "
+                                   "so they cannot be stacked, as in the per-example loop")
+            for col, x in zip(columns, leaves):
+                col.append(x)
+        return columns
 
     def _chunked(self, leaves, axes, treedef, kwargs, size, chunk, offset=0):
         """Run ``[start, start + chunk)`` slices one after the other and concatenate.
@@ -317,6 +374,17 @@ class VmapFunction:
             else:
                 joined.append(_concatenate([col[j] for col in columns], ax))
         return unflatten(td, joined)
+
+
+def _the_examples(out: Any, level: Level) -> Any:
+    """``out`` of one example of a rerun, each value batched at its level (a ``bt.random``
+    draw) replaced by the one example it holds."""
+    leaves, td = flatten(out)
+    if not any(type(x) is BatchedTensor and x._level is level for x in leaves):
+        return out
+    return unflatten(td, [x._value[(slice(None),) * x._bdim + (0,)]
+                          if type(x) is BatchedTensor and x._level is level else x
+                          for x in leaves])
 
 
 def _backend(leaves: list, axes: list) -> Any:
