@@ -31,7 +31,7 @@ from .levels import current_level
 from .registry import ALIASES
 from .tensor import BatchedTensor
 
-__all__ = ["enter", "leave", "ORIGINALS", "installed"]
+__all__ = ["enter", "leave", "ORIGINALS", "installed", "intercept"]
 
 #: the functions replaced, by name in the ``numpy`` module (their first argument is the data)
 _LIKE_CALLS = ("asarray", "asanyarray", "array", "ascontiguousarray", "asfortranarray",
@@ -145,6 +145,39 @@ def installed() -> bool:
     return np.asarray is not ORIGINALS["asarray"]
 
 
+class _Swap:
+    """Names of one module replaced while any level is open: the module's namespace, the
+    originals and the replacements (one ``dict.update`` each way)."""
+
+    __slots__ = ("namespace", "originals", "replacements")
+
+    def __init__(self, namespace: dict, originals: dict, replacements: dict):
+        self.namespace, self.originals, self.replacements = namespace, originals, replacements
+
+
+_swaps: list[_Swap] = []  # numpy's conversions first, built at the first enter()
+
+
+def intercept(module: Any, name: str, replacement: Any) -> None:
+    """Make ``module.name`` be ``replacement`` while any vmap level is open (on any thread),
+    and the original again when none is; the mechanism NumPy's conversions use, for other
+    functions user code reaches by module attribute (``np.random.normal``,
+    ``scipy.signal.lfilter``). The replacement must call the original where no level is open
+    on its own thread. ``bt.config.intercept_numpy = False`` turns every replacement off."""
+    namespace = vars(module)
+    with _lock:
+        for swap in _swaps:
+            if swap.namespace is namespace:
+                break
+        else:
+            swap = _Swap(namespace, {}, {})
+            _swaps.append(swap)
+        swap.originals.setdefault(name, namespace[name])
+        swap.replacements[name] = replacement
+        if _users and installed():
+            namespace[name] = replacement
+
+
 def enter() -> None:
     """A vmap level opens: the first one (on any thread) installs the replacements."""
     global _users
@@ -153,15 +186,18 @@ def enter() -> None:
     if _users == 1 and config.intercept_numpy:
         if not _replacements:
             _replacements.update(_build())
-        _NUMPY.update(_replacements)
+            _swaps.insert(0, _Swap(_NUMPY, ORIGINALS, _replacements))
+        for swap in _swaps:
+            swap.namespace.update(swap.replacements)
     _lock.release()
 
 
 def leave() -> None:
-    """A vmap level closes: the last one puts NumPy's own functions back."""
+    """A vmap level closes: the last one puts the original functions back."""
     global _users
     _lock.acquire()
     _users -= 1
     if _users == 0:
-        _NUMPY.update(ORIGINALS)
+        for swap in _swaps:
+            swap.namespace.update(swap.originals)
     _lock.release()

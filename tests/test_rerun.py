@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import math
 import threading
+import types
 import warnings
 
 import numpy as np
@@ -116,6 +117,27 @@ def test_numpy_is_pristine_after_a_vmap_returns_raises_or_runs_on_another_thread
         release.set()
         t.join()
     assert numpy_is_pristine()
+
+
+def test_intercept_replaces_a_module_attribute_only_while_a_level_is_open():
+    module = types.ModuleType("some_library")
+    module.scale = lambda x: x * 2
+    original = module.scale
+    conversions.intercept(module, "scale", lambda x: x * 3)
+    try:
+        assert module.scale is original
+        got = bt.vmap(lambda x: module.scale(x))(X)
+        np.testing.assert_array_equal(got, X * 3)
+        assert module.scale is original
+        with pytest.raises(ZeroDivisionError):
+            bt.vmap(lambda x: (module.scale(x), 1 / 0))(X)
+        assert module.scale is original
+        with bt.vmap_level():  # registered while a level is open: in place at once
+            conversions.intercept(module, "scale", lambda x: x * 4)
+            assert module.scale(1) == 4
+        assert module.scale is original and numpy_is_pristine()
+    finally:
+        conversions.intercept(module, "scale", original)
 
 
 def test_eight_threads_of_conversions_and_reruns_match_serial():
