@@ -19,6 +19,7 @@ from .levels import (Level, close_level, open_level, random_scope, resume_sessio
                      session_tick)
 from .pytree import LEAF, broadcast_prefix, flatten, keystr, leaf_paths, unflatten
 from .registry import is_physical_type
+from .rules.ragged import is_ragged
 from .tensor import BatchedTensor, new_batched, plain_array
 
 __all__ = ["vmap", "vmap_level", "VmapLevel", "VmapFunction", "FallbackVmapFunction",
@@ -777,6 +778,8 @@ def _unwrap_leaf(level: Level, x: Any, ax: Any, where: Callable[[], str]) -> Any
                 f"vmap level {level.id} cannot unwrap an output batched at the inner level "
                 f"{lv.id}, which is still open: unwrap the inner level first"
             )
+    if is_ragged(x):
+        raise x.no_batched_meaning(f"returning it from the function ({where()})")
     if ax is None:
         return x
     if not _is_array(x):

@@ -16,7 +16,9 @@ where, choose, compress, ...) in ``selection.py``. Both import this module's sha
 
 ``x[key] = v`` writes per example into a batched target; a target that is not batched at the
 level (or at an outer level) of the values written raises a BatchingError naming both.
-Data-dependent sizes (batched masks) work when every example has the same count.
+Data-dependent sizes (batched masks) work when every example has the same count; ``x[mask]``
+with a different count per example is a ragged selection (``ragged.py``), which stays
+vectorised through elementwise ops, reductions and ``x[mask] = selection``.
 
 An index is translated into one physical index. Three cases (NumPy's own rules decide where the
 dimensions of advanced indices land, so each case tracks where the batch axis ends up):
@@ -41,6 +43,7 @@ from ..plumbing import innermost, scan_level, unwrap, wrap
 from ..errors import BatchingError, DataDependentError
 from ..registry import batch_rule
 from ..tensor import BatchedTensor, new_batched
+from .ragged import is_ragged, select, write_selection
 from ._helpers import (align_front, ensure_bdim, logical_rank, logical_shape, move_bdim_to_front,
                        ndim_of, pad_to_rank, require)
 
@@ -400,7 +403,14 @@ def getitem_rule(level, args, kwargs):
     xv, xb = unwrap(x, level)
     if _is_field_key(key):
         return wrap(xv[key], xb, level)  # a field view: the batch axis stays where it is
-    plan = _plan(level, xv, xb, key)
+    try:
+        plan = _plan(level, xv, xb, key)
+    except DataDependentError:
+        mask = _level_mask(level, key)
+        selection = None if mask is None else select(level, xv, xb, mask._value, mask._bdim)
+        if selection is None:
+            raise
+        return selection  # kept vectorised while it stays inside the function (ragged.py)
     xp = plan.x
     if scan_level(plan.key) is not None:
         xp = lift(xp, plan.key)
@@ -432,8 +442,14 @@ def setitem_rule(level, args, kwargs):
         raise ValueError("assignment destination is read-only")
     if _is_field_key(key):  # write into the field view, as x['a'][...] = v
         return setitem_rule(level, (new_batched(xv[key], xb, level), Ellipsis, value), kwargs)
-    vv, vb = unwrap(value, level)
     key_t = key if type(key) is tuple else (key,)
+    if is_ragged(value):
+        mask = _level_mask(level, key)
+        if mask is None:
+            raise value.no_batched_meaning("x[key] = selection, with a key other than one mask,")
+        write_selection(level, xv, xb, mask._value, mask._bdim, value)
+        return None
+    vv, vb = unwrap(value, level)
     if len(key_t) == 1 and getattr(key_t[0], "dtype", None) == bool \
             and ndim_of(key_t[0]) == xv.ndim - 1 and logical_rank(vv, vb) > 1:
         raise TypeError(f"NumPy boolean array indexing assignment requires a 0 or "
@@ -457,6 +473,17 @@ def setitem_rule(level, args, kwargs):
     if plan.raw_bdim:
         v = np.moveaxis(v, 0, plan.raw_bdim)
     plan.set(v)
+    return None
+
+
+def _level_mask(level, key):
+    """The key's one batched boolean mask of this level, else None."""
+    if type(key) is tuple:
+        if len(key) != 1:
+            return None
+        key = key[0]
+    if type(key) is BatchedTensor and key._level is level and key.dtype == bool:
+        return key
     return None
 
 

@@ -1,0 +1,273 @@
+"""Selections by a batched boolean mask whose count differs per example (rules/ragged.py):
+vectorised through elementwise ops, reductions and writes back, compared with the loop; every
+other use reruns the function per example (or raises with fallback='error')."""
+
+from __future__ import annotations
+
+import warnings
+
+import numpy as np
+import pytest
+
+import batchtensor as bt
+from loop_reference import assert_same, loop_vmap
+
+RNG = np.random.default_rng(7)
+
+
+def vectorised_and_loop(f, *args, in_axes=0):
+    """vmap's result with no rerun and no per-op loop allowed, the loop's, and both runs'
+    inputs afterwards (writes into inputs must match too)."""
+    a = [np.copy(x) if isinstance(x, np.ndarray) else x for x in args]
+    b = [np.copy(x) if isinstance(x, np.ndarray) else x for x in args]
+    with warnings.catch_warnings():
+        warnings.simplefilter("error", bt.PerformanceWarning)
+        got = bt.vmap(f, in_axes, fallback="error")(*a)
+    want = loop_vmap(f, in_axes)(*b)
+    return got, want, a, b
+
+
+def check(f, *args, in_axes=0, rtol=None):
+    got, want, a, b = vectorised_and_loop(f, *args, in_axes=in_axes)
+    assert_same(got, want, rtol=rtol)
+    for x, y in zip(a, b):
+        if isinstance(x, np.ndarray):
+            np.testing.assert_array_equal(x, y)
+    return got
+
+
+def scale_negatives(x, a=0.1):
+    x[x < 0] = x[x < 0] * a
+    return x
+
+
+def scale_negatives_inplace(x):
+    y = x.copy()
+    y[y < 0] *= 3
+    return y
+
+
+def piecewise(x):
+    y = np.zeros_like(x)
+    m = x > 0
+    y[m] = np.exp(-x[m]) + 1
+    y[~m] = x[~m] ** 2
+    return y
+
+
+PATTERNS = {
+    "x[m] = x[m] * a": lambda x: scale_negatives(x.copy()),
+    "out[m] *= a": scale_negatives_inplace,
+    "y[m] = g(x[m])": piecewise,
+    "x[m].sum()": lambda x: x[x > 0].sum(),
+    "x[m].mean()": lambda x: x[x > 0.3].mean(),
+    "np.median(x[m])": lambda x: np.median(x[x > -0.2]),
+    "std / var": lambda x: np.stack([x[x > -0.5].std(ddof=1), np.var(x[x > -0.5])]),
+    "min / max / ptp": lambda x: np.stack([x[x > -1].min(), np.max(x[x > -1]),
+                                            np.ptp(x[x > -1])]),
+    "argmin / argmax": lambda x: np.stack([x[x > -1].argmin(), np.argmax(x[x > -1])]),
+    "any / all": lambda x: np.stack([np.any(x[x > 0] > 1), x[x > 0].all()]),
+    "count_nonzero": lambda x: np.count_nonzero(x[x > 0] > 0.5),
+    "size": lambda x: x[x > 0].size / 2,
+    "np.size": lambda x: np.size(x[x > 0]) + 1,
+    "cumsum": lambda x: np.sum(np.cumsum(x[x > 0]) ** 2),
+    "np.where on a selection": lambda x: np.where(x[x > 0] > 1, 1.0, x[x > 0]).sum(),
+    "np.clip and round": lambda x: np.round(np.clip(x[x > -1], 0, 0.5), 2).sum(),
+    "nansum / nanmean": lambda x: np.stack([np.nansum(x[x > 0]), np.nanmean(x[x > 0])]),
+    "abs, neg, comparisons": lambda x: np.sum(-abs(x[x < 0.5]) >= -1),
+    "per-example scalar operand": lambda x: (x[x > 0] * x.sum()).sum(),
+    "a copy, then written": lambda x: (lambda s: (s.__imul__(2), x)[1])(x[x > 0]),
+    "astype": lambda x: x[x > 0].astype(np.float32).sum(),
+    "np.add.reduce": lambda x: np.add.reduce(x[x > 0]),
+    "np.maximum.reduce": lambda x: np.maximum.reduce(x[x > -1]),
+}
+
+
+@pytest.mark.parametrize("name", sorted(PATTERNS))
+def test_pattern_vectorised(name):
+    xs = RNG.normal(size=(6, 9))
+    check(PATTERNS[name], xs)
+
+
+@pytest.mark.parametrize("name", ["x[m] = x[m] * a", "y[m] = g(x[m])", "x[m].sum()",
+                                  "np.median(x[m])", "std / var", "argmin / argmax"])
+@pytest.mark.parametrize("layout", ["batch last", "F-ordered", "negative stride", "read-only"])
+def test_input_layouts(name, layout):
+    xs = RNG.normal(size=(6, 9))
+    in_axes = 0
+    if layout == "batch last":
+        xs, in_axes = np.ascontiguousarray(xs.T), -1
+    elif layout == "F-ordered":
+        xs = np.asfortranarray(xs)
+    elif layout == "negative stride":
+        xs = xs[::-1, ::-1]
+    else:
+        xs.flags.writeable = False
+    check(PATTERNS[name], xs, in_axes=in_axes)
+
+
+@pytest.mark.parametrize("dtype", [np.float32, np.int64, np.int8, np.uint16, np.complex128,
+                                   np.bool_])
+def test_dtypes(dtype):
+    xs = (RNG.normal(size=(5, 8)) * 4).astype(dtype) if dtype is not np.complex128 \
+        else RNG.normal(size=(5, 8)) + 1j * RNG.normal(size=(5, 8))
+    check(lambda x: x[x != 0].sum(), xs)
+    check(lambda x: x[np.real(x) > 0].mean(), xs)
+    check(lambda x: np.stack([np.cumsum(x[x != 0]).sum(), np.prod(x[x != 0]),
+                              x[x != 0].any(), np.cumprod(x[x != 0]).sum()]), xs)
+    if dtype is not np.complex128:
+        check(lambda x: np.median(x[x > 0]), xs)
+        check(lambda x: x[x > 0].max(initial=0), xs)
+        check(lambda x: np.stack([x[x > 0].min(initial=9), x[x > 0].max(initial=0)]), xs)
+
+
+def test_empty_selection_in_some_examples():
+    xs = RNG.normal(size=(5, 6))
+    xs[1] = -1.0  # example 1 selects nothing
+    check(lambda x: x[x > 0].sum(), xs)
+    check(lambda x: x[x > 0].size * 1, xs)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", RuntimeWarning)  # mean of an empty slice, as the loop
+        check(lambda x: x[x > 0].mean(), xs)
+        check(lambda x: np.median(x[x > 0]), xs)
+        check(lambda x: np.nanmean(x[x > 0]), xs)
+    check(lambda x: x[x > 0].max(initial=-np.inf), xs)
+    for f in (lambda x: x[x > 0].max(), lambda x: np.argmin(x[x > 0])):
+        with pytest.raises(ValueError, match="empty|zero-size"):
+            loop_vmap(f)(xs)
+        with pytest.raises(ValueError, match="empty|zero-size"):
+            bt.vmap(f, fallback="error")(xs)
+
+
+def test_nan_positions():
+    xs = RNG.normal(size=(5, 7))
+    xs[0, :] = np.abs(xs[0]) + 0.1
+    xs[0, 3] = np.nan
+    xs[2, 1] = np.nan
+    for f in (lambda x: x[~(x < 0)].sum(), lambda x: np.median(x[~(x < 0)]),
+              lambda x: x[~(x < 0)].max(), lambda x: np.nanmean(x[~(x < 0)]),
+              lambda x: np.nansum(x[~(x < 0)]), lambda x: x[~(x < 0)].argmax()):
+        check(f, xs)
+
+
+@pytest.mark.filterwarnings("ignore:Mean of empty slice:RuntimeWarning",
+                            "ignore:invalid value encountered:RuntimeWarning")
+def test_selection_of_rows_reduces_along_either_axis():
+    xs = RNG.normal(size=(5, 6, 3))
+    check(lambda x: x[x[:, 0] > 0].sum(axis=(0, 1), keepdims=True), xs)
+    check(lambda x: x[x[:, 0] > 0].min(axis=0, keepdims=True, initial=5.0), xs)
+    check(lambda x: x[x[:, 0] > 0].max(axis=-1).sum(), xs)
+    check(lambda x: x[x[:, 0] > 0].cumsum(axis=0).sum(axis=0), xs)
+    check(lambda x: np.argmax(x[x[:, 0] > 0], axis=1).sum(), xs)
+
+    def rows(x):
+        sel = x[x[:, 0] > 0]  # whole rows: (count, 3) per example
+        return np.stack([sel.sum(axis=0), sel.mean(axis=0), sel.max(axis=0, initial=-9)])
+
+    check(rows, xs)
+    check(lambda x: x[x[:, 0] > 0].sum(axis=1).sum(), xs)  # per row: still ragged, then total
+    check(lambda x: x[x[:, 0] > 0].sum(), xs)
+
+    def write_rows(x):
+        y = x.copy()
+        m = y[:, 1] < 0
+        y[m] = y[m] * np.array([1.0, 2.0, 3.0])
+        return y
+
+    check(write_rows, xs)
+
+
+def test_two_dimensional_mask():
+    xs = RNG.normal(size=(4, 3, 5))
+    check(lambda x: x[x > 0.5].sum() + x[x > 0.5].max(initial=0), xs)
+    check(lambda x: scale_negatives(x.copy(), 7), xs)
+
+
+def test_two_masks_with_equal_counts_combine_by_position():
+    xs = RNG.normal(size=(5, 8))
+    check(lambda x: (x[x > 0] * x[::-1][x[::-1] > 0]).sum(), xs)
+
+    def swap_signs(x):
+        y = x.copy()
+        y[x > 0] = -x[::-1][x[::-1] > 0]
+        return y
+
+    check(swap_signs, xs)
+
+
+def test_writes_into_the_mapped_input_reach_it():
+    xs = RNG.normal(size=(5, 8))
+    check(scale_negatives, xs)  # compares the inputs after both runs, too
+
+
+def test_partially_mapped_and_unbatched_operands():
+    xs = RNG.normal(size=(5, 8))
+    check(lambda x, a: scale_negatives(x.copy(), a), xs, 0.25, in_axes=(0, None))
+    scales = RNG.normal(size=5)
+    check(lambda x, a: scale_negatives(x.copy(), a), xs, scales)
+    check(lambda x, w: (x[x > 0] * w[0]).sum(), xs, np.array([2.0, 3.0]), in_axes=(0, None))
+
+
+@pytest.mark.parametrize("name", ["y[m] = g(x[m])", "np.median(x[m])", "out[m] *= a"])
+def test_nested_vmap(name):
+    """Batched at two levels, the inner level reruns per example, and each of those runs is
+    vectorised over the outer level (a selection holds one level's examples)."""
+    xs = RNG.normal(size=(3, 4, 6))
+    f = PATTERNS[name]
+    assert_same(bt.vmap(bt.vmap(f), fallback="silent")(xs), loop_vmap(loop_vmap(f))(xs))
+    ys = RNG.normal(size=(4, 6))  # only the outer level batched inside: vectorised
+    with warnings.catch_warnings():
+        warnings.simplefilter("error", bt.PerformanceWarning)
+        got = bt.vmap(lambda x: bt.vmap(lambda y: f(x * y), in_axes=None, axis_size=2)(ys),
+                      fallback="error")(xs[:, 0])
+    assert_same(got, loop_vmap(lambda x: np.stack([f(x * ys)] * 2))(xs[:, 0]))
+
+
+@pytest.mark.parametrize("n", [0, 1, 2])
+def test_small_batches(n):
+    xs = RNG.normal(size=(n, 7))
+    for name in ("y[m] = g(x[m])", "x[m].sum()", "np.median(x[m])"):
+        f = PATTERNS[name]
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore", RuntimeWarning)
+            got = bt.vmap(f, fallback="error")(xs)
+            if n:
+                assert_same(got, loop_vmap(f)(xs))
+            else:  # no example to run: the shape and dtype of one example's result
+                one = np.asarray(f(RNG.normal(size=7)))
+                assert (got.shape, got.dtype) == ((0,) + one.shape, one.dtype)
+
+
+NO_BATCHED_MEANING = {
+    "len": lambda x: len(x[x > 0]) * 1.0,
+    "shape": lambda x: x[x > 0].shape[0] * 1.0,
+    "index": lambda x: x[x > 0][0] if (x > 0).any() else 0.0,
+    "np.sort": lambda x: np.sort(x[x > 0])[-1] if (x > 0).any() else 0.0,
+    "returned": lambda x: x[x > 0],
+    "different counts combined": lambda x: (x[x > 0] + x[x > 0.5]).sum(),
+    "for loop": lambda x: sum(v for v in x[x > 0]),
+}
+
+
+@pytest.mark.parametrize("name", sorted(NO_BATCHED_MEANING))
+def test_other_uses_rerun_per_example_or_raise(name):
+    xs = RNG.normal(size=(6, 5))
+    xs[:, 0] = np.abs(xs[:, 0]) + 0.7  # every example selects something, counts differ
+    f = NO_BATCHED_MEANING[name]
+    with pytest.raises(bt.BatchingError, match="boolean mask selects between"):
+        bt.vmap(f, fallback="error")(xs)
+    try:
+        want = loop_vmap(f)(xs)
+    except ValueError:  # the loop cannot stack or combine them: vmap raises too
+        with pytest.raises((ValueError, bt.BatchingError)):
+            bt.vmap(f, fallback="silent")(xs)
+        return
+    assert_same(bt.vmap(f, fallback="silent")(xs), want)
+
+
+def test_equal_counts_stay_an_ordinary_batched_value():
+    xs = RNG.normal(size=(4, 6))  # three positives in every example
+    xs[:, :3] = -np.abs(xs[:, :3]) - 0.1
+    xs[:, 3:] = np.abs(xs[:, 3:]) + 0.1
+    got = bt.vmap(lambda x: x[x > 0] * 2)(xs)
+    assert_same(got, loop_vmap(lambda x: x[x > 0] * 2)(xs))
