@@ -11,9 +11,9 @@ from typing import Any, Callable, Iterator
 
 import numpy as np
 
-from . import conversions
+from . import buffers, conversions
 from .config import FALLBACK_MODES, config
-from .diagnostics import user_line, user_stacklevel
+from .diagnostics import raised_by_batchtensor, user_line, user_stacklevel
 from .errors import BatchingError, DataDependentError, PerformanceWarning, rerun_reason
 from .levels import (Level, close_level, open_level, random_scope, resume_session,
                      session_tick)
@@ -97,6 +97,7 @@ class VmapFunction:
         self.fallback = fallback
         # The common call (arrays in; one pass or "auto" chunks) skips the general handling.
         self._common_call = chunk_size in (None, "auto")
+        self._module = buffers.module_of(func)  # whose names for NumPy make buffers
 
     def __repr__(self) -> str:
         return f"<vmap of {getattr(self.func, '__name__', self.func)!r}>"
@@ -212,6 +213,12 @@ class VmapFunction:
             found = rerun_reason(e)
             ours = found is not None and found[0] is not None and first \
                 and found[0].id >= first[0].id
+            if not ours and first and first[0].buffers and type(e) in (TypeError, ValueError) \
+                    and not raised_by_batchtensor(e):
+                # an array f created, wrapped as a buffer, may have reached code that needs a
+                # real ndarray (compiled code with a typed argument): the rerun has none
+                found, ours = (first[0], f"the function raised {type(e).__name__} after "
+                                         f"creating arrays, which vmap wraps"), True
             guard_hit = not ours and _writes_into_guard(e, guarded, leaves)
             if not (ours or guard_hit) or (ours and size == 0):
                 raise
@@ -246,7 +253,9 @@ class VmapFunction:
 
     def _vectorised(self, leaves, axes, treedef, kwargs, size, offset, first=None):
         level = open_level(size, self.randomness, offset, VmapLevel)
+        level.buffers = False  # the arrays f creates are buffers (batchtensor.buffers)
         conversions.enter()
+        module = buffers.enter(self._module)
         if first is not None:
             level.watches_writes = True
             first.append(level)
@@ -259,6 +268,7 @@ class VmapFunction:
                                          leaves, axes)
         finally:
             close_level(level)
+            buffers.leave(module)
             conversions.leave()
 
     def _per_example(self, leaves, axes, treedef, kwargs, size, offset, scope):
@@ -780,6 +790,7 @@ def _unwrap_leaf(level: Level, x: Any, ax: Any, where: Callable[[], str]) -> Any
             )
     if is_ragged(x):
         raise x.no_batched_meaning(f"returning it from the function ({where()})")
+    x = buffers.plain_of(x)
     if ax is None:
         return x
     if not _is_array(x):

@@ -31,7 +31,8 @@ from .levels import current_level
 from .registry import ALIASES
 from .tensor import BatchedTensor
 
-__all__ = ["enter", "leave", "ORIGINALS", "installed", "intercept"]
+__all__ = ["enter", "leave", "ORIGINALS", "installed", "intercept", "replacement", "pristine",
+           "is_swapped"]
 
 #: the functions replaced, by name in the ``numpy`` module (their first argument is the data)
 _LIKE_CALLS = ("asarray", "asanyarray", "array", "ascontiguousarray", "asfortranarray",
@@ -145,6 +146,27 @@ def installed() -> bool:
     return np.asarray is not ORIGINALS["asarray"]
 
 
+def replacement(name: str) -> Any:
+    """This module's replacement for ``numpy.<name>`` (built on first use)."""
+    with _lock:
+        if not _replacements:
+            _replacements.update(_build())
+        return _replacements[name]
+
+
+def is_swapped(module: Any, name: str) -> bool:
+    """Whether ``module.name`` is one of the attributes replaced while a vmap runs."""
+    namespace = vars(module)
+    return (namespace is _NUMPY and name in ORIGINALS) or any(
+        swap.namespace is namespace and name in swap.originals for swap in _swaps)
+
+
+def pristine() -> bool:
+    """Whether every attribute this module (or ``intercept``) replaces is its original."""
+    return all(swap.namespace.get(name) is fn for swap in _swaps
+               for name, fn in swap.originals.items()) and not installed()
+
+
 class _Swap:
     """Names of one module replaced while any level is open: the module's namespace, the
     originals and the replacements (one ``dict.update`` each way)."""
@@ -186,6 +208,7 @@ def enter() -> None:
     if _users == 1 and config.intercept_numpy:
         if not _replacements:
             _replacements.update(_build())
+        if not any(swap.replacements is _replacements for swap in _swaps):
             _swaps.insert(0, _Swap(_NUMPY, ORIGINALS, _replacements))
         for swap in _swaps:
             swap.namespace.update(swap.replacements)

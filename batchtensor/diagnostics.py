@@ -16,7 +16,8 @@ from typing import Any
 
 import numpy as np
 
-__all__ = ["user_site", "conversion_message", "user_stacklevel", "user_line"]
+__all__ = ["user_site", "conversion_message", "user_stacklevel", "user_line",
+           "raised_by_batchtensor"]
 
 _PKG = os.path.dirname(os.path.abspath(__file__))
 _NUMPY = os.path.dirname(os.path.abspath(np.__file__))
@@ -79,6 +80,17 @@ def user_stacklevel() -> int:
         f = f.f_back
         level += 1
     return level
+
+
+def raised_by_batchtensor(exc: BaseException) -> bool:
+    """Whether the innermost Python frame of ``exc``'s traceback is batchtensor's own (one of
+    its deliberate errors), rather than the user's, a library's, or compiled code's."""
+    tb = exc.__traceback__
+    if tb is None:
+        return False
+    while tb.tb_next is not None:
+        tb = tb.tb_next
+    return _inside(tb.tb_frame.f_code.co_filename, _PKG)
 
 
 def user_line(exc: BaseException) -> str:
@@ -149,12 +161,12 @@ def conversion_message(what: str, batched_type: type, depth: int = 2) -> str:
         target = _store_target(f) or "the target"
         return (
             f"cannot write a batched value or index into {target} at {_where(f)}: that array "
-            f"is plain "
-            f"(not batched), so it is shared by every example and cannot hold a different value "
-            f"per example ({what} on a BatchedTensor is not allowed). Create the target batched "
-            f"inside the function instead, e.g. out = np.zeros_like(x, shape=(...), dtype=...) "
-            f"with x any batched value (np.zeros(shape) and np.zeros(shape, like=x) are plain), "
-            f"or collect the values and np.stack them."
+            f"is plain (not batched), so it is shared by every example and cannot hold a "
+            f"different value per example ({what} on a BatchedTensor is not allowed). Arrays "
+            f"from outside the function, and those made by methods (w.copy(), w * 2), stay "
+            f"plain. Create the target inside the function: np.zeros(shape) (vmap batches it at "
+            f"the first batched write) or np.zeros_like(x, shape=(...), dtype=...) with x any "
+            f"batched value; or collect the values and np.stack them."
         )
     via = f" inside numpy.{numpy_funcs[-1]}" if numpy_funcs else ""
     extra = ""

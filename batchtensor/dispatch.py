@@ -227,11 +227,11 @@ _BINARY: dict = {}
 
 def ufunc_call(ufunc, method: str, inputs: tuple, kwargs: dict) -> Any:
     """Dispatch ``ufunc.method(*inputs, **kwargs)`` whose operands contain BatchedTensors."""
-    for x in inputs:
+    for x in inputs if not kwargs or "out" not in kwargs else inputs + kwargs["out"]:
         t = type(x)
         if t is not BatchedTensor and t not in SCALAR_TYPES and hasattr(t, "__array_ufunc__") \
                 and not defers_to_us(t) and not isinstance(x, np.generic):
-            return NotImplemented
+            return NotImplemented  # as NumPy orders them: a type of its own goes first
     if kwargs and "out" in kwargs:
         refuse_scalar_targets(kwargs["out"], f"{ufunc.__name__}(out=...)")
         note_writes(kwargs["out"])

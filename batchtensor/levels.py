@@ -50,7 +50,7 @@ class Level:
 
     __slots__ = ("id", "size", "alive", "randomness", "offset", "like", "outermost",
                  "per_example", "ended_session", "inputs", "watches_writes", "wrote_input",
-                 "__weakref__")
+                 "buffers", "__weakref__")
 
     def __init__(self, size: int | None = None, randomness: str = "error", offset: int = 0):
         if randomness not in _RANDOMNESS:
@@ -74,6 +74,9 @@ class Level:
         # memory: a rerun would apply them twice (``note_write``).
         self.watches_writes = False
         self.wrote_input = False
+        # A vmap's pass makes the arrays its function creates buffers (batchtensor.buffers):
+        # None where it does not, False until it made one, then True.
+        self.buffers = None
 
     def __repr__(self) -> str:
         state = "alive" if self.alive else "closed"

@@ -606,6 +606,8 @@ def plain_array(x: np.ndarray, what: str) -> np.ndarray:
     t = type(x)
     if t is np.ndarray:
         return x
+    if not issubclass(t, np.ndarray):  # it says it is one (``__class__``): the array it holds
+        return plain_array(x.__array__(), what)
     if isinstance(x, np.memmap):
         return x.view(np.ndarray)
     name = f"{t.__module__}.{t.__qualname__}"

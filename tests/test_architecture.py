@@ -27,7 +27,7 @@ LAYERS = [
     ("dispatch", ["dispatch", "operators"]),
     ("boxed", ["boxed", "boxed.*"]),
     ("rules", ["rules.*", "decompositions"]),
-    ("api", ["conversions", "api", "random"]),
+    ("api", ["conversions", "buffers", "api", "random"]),
     ("onnx", ["onnx", "onnx.*"]),
     ("package", ["", "__main__"]),
 ]

@@ -5,6 +5,8 @@ of two vmap levels. Every result is compared with the per-example loop."""
 
 from __future__ import annotations
 
+import sys
+
 import numpy as np
 import pytest
 from loop_reference import assert_same, loop_vmap
@@ -62,8 +64,11 @@ def test_conversion_with_like_converts_each_example(fn, strict):
 
 def test_list_of_batched_values_with_a_plain_like(strict):
     compare(lambda x, y: np.asarray([x, y]), X, Y)
+    plain = np.zeros(1)
     with pytest.raises(TypeError, match="BatchedTensor"):  # like= a plain array: NumPy's code
-        bt.vmap(lambda x, y: np.asarray([x, y], like=np.zeros(1)))(X, Y)
+        bt.vmap(lambda x, y: np.asarray([x, y], like=plain))(X, Y)
+    # like= an array f created (a buffer): the call comes to batchtensor, as for like=x
+    compare(lambda x, y: np.asarray([x, y], like=np.zeros(1)), X, Y)
     compare(lambda x, y: np.asarray([x, y], like=x), X, Y)
     compare(lambda x, y: np.array([[x[0, 0], 1.0], (y[1, 2], 2)], dtype=np.float32, like=y), X, Y)
 
@@ -159,13 +164,18 @@ def test_full_with_a_batched_fill_and_like(strict):
 
 
 @pytest.mark.usefixtures("strict")
-def test_full_without_like_raises_with_the_fix():
+def test_full_with_a_batched_value(strict):
+    # in the function's module np.full makes the value's batch (batchtensor.buffers) ...
+    compare(lambda x: np.full((2, 3), x[0, 0]), X)
+    compare(lambda x: np.full((2, 3), x[0, 0], dtype=np.float32), X)
+    # ... NumPy's own np.full does not dispatch on the value: the error gives the fix
+    real = sys.modules["numpy"]
     with pytest.raises(TypeError, match=r"np.full\(shape, value, like=value\)"):
-        bt.vmap(lambda x: np.full((2, 3), x[0, 0]))(X)
+        bt.vmap(lambda x: real.full((2, 3), x[0, 0]))(X)
     # With dtype= NumPy's full skips the conversion and copies into a plain array: that write
     # raises instead (the target is shared by every example).
     with pytest.raises(bt.BatchingError, match="not batched at this vmap level"):
-        bt.vmap(lambda x: np.full((2, 3), x[0, 0], dtype=np.float32))(X)
+        bt.vmap(lambda x: real.full((2, 3), x[0, 0], dtype=np.float32))(X)
 
 
 # ---- fromfunction -------------------------------------------------------------------------------

@@ -160,15 +160,26 @@ def test_batched_value_into_unbatched_target_raises(rng):
     vs = rng.normal(size=(3, 4))
     xs = rng.normal(size=(3, 4))
 
+    shared = np.zeros((2, 4))
+
     def plain(v):
-        out = np.zeros(4)  # a plain array: NumPy's own __setitem__ meets the batched value
+        out = shared[0].copy()  # a plain array: NumPy's own __setitem__ meets the batched value
         out[:] = v
         return out
 
     def copyto(v):
-        out = np.zeros((2, 4))
+        out = shared.copy()
         np.copyto(out, v)
         return out
+
+    def made_inside(v):  # np.zeros inside f: a buffer, batched at the write, as in the loop
+        out = np.zeros((2, 4))
+        np.copyto(out, v)
+        out[0, :2] = v[1:3]
+        return out
+
+    np.testing.assert_array_equal(bt.vmap(made_inside, fallback="error")(vs),
+                                  loop(made_inside, vs))
 
     def outer_only(x):
         def inner(v):

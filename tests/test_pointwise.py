@@ -99,21 +99,34 @@ def test_int_to_float_ufunc_into_a_reversed_out(ufunc):
 def test_inplace_into_plain_array_raises():
     x = np.ones((4, 3))
 
+    shared = np.zeros(3)
+
     def f(v):
-        target = np.zeros(3)
+        target = shared.copy()  # a method's result: plain (np.zeros(3) here would be a buffer)
         target += v
         return target
 
     with pytest.raises(bt.BatchingError, match="not batched"):
         bt.vmap(f)(x)
 
+    eye = np.eye(3)
+
     def g(v):
-        target = np.eye(3)
+        target = eye.copy()
         target @= v
         return target
 
     with pytest.raises(bt.BatchingError, match="not batched"):
         bt.vmap(g)(np.ones((4, 3, 3)))
+
+    def made_inside(v):  # np.eye here is a buffer: batched at the write, as the loop's
+        target = np.eye(3)
+        target @= v
+        return target
+
+    vs = np.random.default_rng(0).normal(size=(4, 3, 3))
+    np.testing.assert_allclose(bt.vmap(made_inside, fallback="error")(vs),
+                               np.stack([made_inside(v) for v in vs]))
 
 
 def test_float32_plus_python_float_stays_float32():

@@ -167,11 +167,12 @@ def test_eight_threads_of_conversions_and_reruns_match_serial():
 
 
 # ---- 3. what only a per-example run can do: the whole-function rerun -----------------------------
-def _plain_buffer(x):
+def _plain_buffer_in_use(x):
     out = np.zeros(3)
-    out[0] = x[0]  # float() of a batched value
+    head = out[:2]  # a view of it, alive when the batched write comes: it cannot be batched
+    out[0] = x[0]
     out[1:] = x[1:3]
-    return out
+    return out + head.sum()
 
 
 def _python_math(x):
@@ -203,7 +204,7 @@ def _unique_count(x):
 
 
 RERUNS = {
-    "plain buffer": (_plain_buffer, "a batched value is converted"),
+    "buffer with a view in use": (_plain_buffer_in_use, "a batched value is converted"),
     "math.sqrt(float(x))": (_python_math, "a batched value is converted"),
     "range(len(x[mask]))": (_range_of_mask, "depends on the data"),
     "tolist and item": (_item_and_tolist, "a batched value is converted"),
@@ -236,7 +237,7 @@ def test_fallback_error_raises_the_original_error(name):
 
 def test_warning_points_at_the_users_line():
     with pytest.warns(bt.PerformanceWarning) as w:
-        bt.vmap(_plain_buffer)(X)
+        bt.vmap(_plain_buffer_in_use)(X)
     assert "out[0] = x[0]" in str(w[0].message)
     assert w[0].filename == __file__  # the warning is attributed to the caller's line
 
@@ -244,9 +245,9 @@ def test_warning_points_at_the_users_line():
 def test_silent_mode_does_not_warn():
     with warnings.catch_warnings():
         warnings.simplefilter("error")
-        bt.vmap(_plain_buffer, fallback="silent")(X)
+        bt.vmap(_plain_buffer_in_use, fallback="silent")(X)
         with bt.config(fallback="silent"):
-            bt.vmap(_plain_buffer)(X)
+            bt.vmap(_plain_buffer_in_use)(X)
 
 
 def test_rerun_draws_what_the_vectorised_run_draws():

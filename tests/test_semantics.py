@@ -4,6 +4,7 @@ threads, exceptions and input safety. Every result is compared with the per-exam
 from __future__ import annotations
 
 import operator
+import sys
 import threading
 import warnings
 
@@ -109,8 +110,10 @@ def test_like_of_an_escaped_tensor_raises():
 
 # ---- the most reported complaint: writes into a plain array ------------------------------------
 def test_write_into_plain_array_names_target_and_fix():
+    shared = np.zeros(3)
+
     def f(x):
-        out = np.zeros(3)
+        out = shared.copy()  # a method's result: vmap cannot see it made inside f
         out[0] = x[0, 0]
         return out
 
@@ -125,8 +128,10 @@ def test_write_into_plain_array_names_target_and_fix():
 
 @pytest.mark.parametrize("dtype", [np.float64, np.int64, np.complex128, np.float32])
 def test_write_into_plain_array_error_for_every_dtype(dtype):
+    shared = np.zeros(4, dtype=dtype)
+
     def f(x):
-        out = np.zeros(4, dtype=dtype)
+        out = shared.copy()
         out[1] = x[0, 0]
         return out
 
@@ -145,8 +150,10 @@ def test_slice_write_and_like_array_into_plain_array():
 
 
 def test_inplace_operator_on_plain_array_raises_naming_out():
+    shared = np.zeros(5)
+
     def f(x):
-        out = np.zeros(5)
+        out = shared.copy()  # plain: a method's result
         out += x[0]
         return out
 
@@ -208,11 +215,21 @@ def test_inplace_on_batched_target_matches_loop(name, strict):
 def test_inplace_with_other_in_axes(name, in_axes, strict):
     x = np.moveaxis(X, 0, in_axes[0]) if in_axes[0] is not None else X[0]
     v = np.moveaxis(V, 0, in_axes[1]) if in_axes[1] is not None else V[0]
-    if in_axes[0] is None:  # the target is a copy of an unbatched value: writing v raises
+    if in_axes[0] is None and name != "copyto":
+        # the target is x.copy() of an unbatched x: a method's result is plain, so writing v
+        # raises (np.empty_like(x), copyto's target, is a buffer: batched at the write)
         with pytest.raises(TypeError if name in ("setitem_row", "fill") else bt.BatchingError):
             bt.vmap(INPLACE[name], in_axes)(x, v)
     else:
         compare(INPLACE[name], x, v, in_axes=in_axes)
+
+
+@pytest.mark.parametrize("name", sorted(INPLACE))
+def test_inplace_into_a_buffer_created_inside_f(name, strict, monkeypatch):
+    """np.copy(x) of an unbatched x inside f is a buffer: every kind of batched write into it
+    makes it batched, as the loop's fresh copy per example."""
+    monkeypatch.setattr(sys.modules[__name__], "_copy", lambda a: np.copy(a))
+    compare(INPLACE[name], X[0], V, in_axes=(None, 0))
 
 
 def test_loop_fallback_with_batched_out_writes_per_example():

@@ -1,0 +1,492 @@
+"""Arrays the function creates are per-example state: a batched write makes them batched.
+
+The loop creates a fresh array for every example, so ``out = np.zeros(n)`` followed by
+``out[i] = g(x[i])`` fills one array per example. Under vmap the write brings a batched value
+into a plain array, which cannot hold it. So while a vmap's pass runs, the function's own module
+sees NumPy's buffer makers (``zeros``, ``ones``, ``empty``, ``full``, their ``*_like`` of an
+unbatched prototype, ``eye``, ``identity``, and ``copy`` / ``array`` copies of unbatched data)
+return a ``LocalBuffer``: the plain array, wrapped. Until something batched is written into it,
+it is that plain array to every read (NumPy functions, ufuncs, operators, methods and
+attributes act on the plain array and give plain results; ``np.asarray`` and compiled code get
+the array itself). The first batched write (``[]=``, in-place operators, ``out=``,
+``np.copyto`` / ``put`` / ``place`` / ``putmask`` / ``fill`` / ``ufunc.at``) *promotes* it, in
+place: the object becomes an ordinary BatchedTensor holding one copy of the contents per
+example, then the write happens per example.
+
+Only the function's own module sees the makers: its globals bound to the ``numpy`` module (or
+to a maker, ``from numpy import zeros``) are swapped, for the pass, for a stand-in module whose
+makers make buffers. Compiled code that creates arrays itself (``Generator.normal`` calls
+``np.empty`` and writes through the raw pointer) must get real ndarrays, and it reaches NumPy
+through its own reference to the module, which is untouched; so do NumPy's and SciPy's Python
+layers, and any other module.
+
+Promotion must not leave anyone holding the old plain array: a view taken earlier
+(``row = out[0]``), or the array handed out by ``np.asarray(out)``, would no longer see the
+writes. Every such alias holds a reference to the plain array, so promotion checks the array's
+reference count and, where anything else still holds it, raises the conversion error instead,
+which the whole-function fallback turns into a per-example rerun. The rerun is also the answer
+where a buffer reaches code that needs a real ndarray (a compiled function with a typed
+argument raises TypeError): vmap reruns a pass that made buffers and then raised a TypeError
+not of batchtensor's making.
+
+``isinstance(out, np.ndarray)`` is True for a LocalBuffer (its ``__class__`` says so, as the
+plain array it stands for); ``type(out)`` is LocalBuffer.
+"""
+
+from __future__ import annotations
+
+import operator
+import sys
+import threading
+import types
+from typing import Any
+
+import numpy as np
+
+from . import conversions
+from .config import config
+from .dispatch import WRITES_FIRST_ARGUMENT, function_call
+from .levels import Level, current_level
+from .registry import ALIASES
+from .tensor import BatchedTensor
+
+__all__ = ["LocalBuffer", "MAKERS", "LIKE_MAKERS", "plain_of", "enter", "leave"]
+
+
+_CLASS = object.__dict__["__class__"]  # the slot under LocalBuffer's __class__ property
+
+
+def _level_for_buffers() -> Level | None:
+    """The level of the vmap pass whose function made this call (``Level.buffers`` is not
+    None there: a level of ``vmap_level()`` or of a per-example rerun makes plain arrays)."""
+    level = current_level()
+    if level is None or level.buffers is None:
+        return None
+    level.buffers = True  # made one: a TypeError in this pass reruns (api)
+    return level
+
+
+def plain_of(x: Any) -> Any:
+    """The plain array of a LocalBuffer that is not promoted; anything else as it is."""
+    return x._value if type(x) is LocalBuffer else x
+
+
+def _plain_args(args: Any) -> Any:
+    t = type(args)
+    if t is LocalBuffer:
+        return args._value
+    if t is tuple or t is list:
+        return t(_plain_args(a) for a in args)
+    if t is dict:
+        return {k: _plain_args(v) for k, v in args.items()}
+    return args
+
+
+def _batched_among(args: Any, found: list) -> list:
+    t = type(args)
+    if t is BatchedTensor:
+        found.append(args)
+    elif t is tuple or t is list:
+        for a in args:
+            _batched_among(a, found)
+    elif t is dict:
+        for a in args.values():
+            _batched_among(a, found)
+    return found
+
+
+def _levels_of(x: BatchedTensor) -> list:
+    out = []
+    while type(x) is BatchedTensor:
+        out.append(x._level)
+        x = x._value
+    return out
+
+
+class LocalBuffer:
+    """An array created inside a vmapped function, plain until a batched value is written
+    into it (see the module docstring).
+
+    >>> import numpy as np, batchtensor as bt
+    >>> def squares(x):
+    ...     out = np.zeros(3)              # a new array per example, as in the loop
+    ...     for i in range(3):
+    ...         out[i] = x[i] ** 2         # the first batched write makes it batched
+    ...     return out
+    >>> bt.vmap(squares)(np.arange(6.0).reshape(2, 3))
+    array([[ 0.,  1.,  4.],
+           [ 9., 16., 25.]])
+    """
+
+    __slots__ = ("_value", "_bdim", "_level", "_array0d")  # BatchedTensor's: promotion swaps
+    __hash__ = None
+
+    def __init__(self, value: Any, level: Level):
+        self._value = value
+        self._bdim = None
+        self._level = level
+
+    @property
+    def __class__(self):
+        return np.ndarray  # isinstance(out, np.ndarray), as for the plain array it stands for
+
+    # ---- promotion --------------------------------------------------------------------------
+    def _promote(self, values: Any, what: str) -> None:
+        """Become a BatchedTensor holding one copy of the contents per example, batched at the
+        levels of the BatchedTensors in ``values`` (the value, index or operands written)."""
+        found = _batched_among(values, [])
+        chains = [_levels_of(t) for t in found]
+        like = found[max(range(len(found)), key=lambda i: len(chains[i]))]
+        widest = set(chains[found.index(like)])
+        # two references: the slot, and getrefcount's argument; any other is a view or an
+        # array handed out, which would not see the writes after promotion
+        if sys.getrefcount(self._value) > 2 or not all(set(c) <= widest for c in chains):
+            err = TypeError(
+                f"{what}: a batched value is written into an array the function created, "
+                f"which would make it batched, but a view of that array (or the array itself, "
+                f"handed out by np.asarray) is still in use and would not see the write. Write "
+                f"before taking views, or create the array batched: np.zeros_like(x, "
+                f"shape=...) with x a batched value.")
+            err.batchtensor_conversion = True
+            err.batchtensor_level = like._level
+            err.batchtensor_what = "a batched write into an array the function created and " \
+                                   "had handed out"
+            raise err
+        plain = self._value
+        promoted = np.empty_like(like, shape=plain.shape, dtype=plain.dtype)
+        np.copyto(promoted, plain)
+        _CLASS.__set__(self, BatchedTensor)
+        self._value, self._bdim, self._level = promoted._value, promoted._bdim, promoted._level
+        if getattr(promoted, "_array0d", False):  # np.zeros(()) is a 0-d array per example
+            self._array0d = True
+
+    # ---- NumPy's protocols: the plain array, until a batched value is written --------------
+    def __array__(self, dtype=None, copy=None):
+        if dtype is None and not copy:
+            return self._value
+        return np.array(self._value, dtype=dtype, copy=True if copy else None)
+
+    def __array_ufunc__(self, ufunc, method, *inputs, **kwargs):
+        out = kwargs.get("out")
+        targets = [t for t in (out or ()) if type(t) is LocalBuffer]
+        if method == "at" and type(inputs[0]) is LocalBuffer:
+            targets.append(inputs[0])
+        if targets and _batched_among((inputs, kwargs), []):
+            for t in targets:
+                if type(t) is LocalBuffer:
+                    t._promote((inputs, kwargs), f"np.{ufunc.__name__}(out=...)")
+            return getattr(ufunc, method)(*_plain_args(inputs), **_plain_args(kwargs))
+        res = getattr(ufunc, method)(*_plain_args(inputs), **_plain_args(kwargs))
+        if out is not None:  # in place: the buffers written stay themselves
+            res_t = res if type(res) is tuple else (res,)
+            res_t = tuple(o if type(o) is LocalBuffer else r for o, r in zip(out, res_t))
+            return res_t if type(res) is tuple else res_t[0]
+        return res
+
+    def __array_function__(self, func, types, args, kwargs):
+        writes_into = args[0] if func in WRITES_FIRST_ARGUMENT and args else None
+        out = kwargs.get("out")
+        targets = [t for t in (writes_into, *(out if type(out) is tuple else (out,)))
+                   if type(t) is LocalBuffer]
+        if targets and _batched_among((args, kwargs), []):
+            for t in targets:
+                if type(t) is LocalBuffer:
+                    t._promote((args, kwargs), getattr(func, "__name__", "a NumPy function"))
+        res = func(*_plain_args(args), **_plain_args(kwargs))
+        if type(out) is LocalBuffer and res is out._value:
+            return out
+        return res
+
+    # ---- indexing ---------------------------------------------------------------------------
+    def __getitem__(self, key):
+        found = _batched_among(key, [])
+        if found:  # a batched index: each example reads with its own
+            return function_call(operator.getitem, (self._value, key), {}, found[0])
+        return self._value[_plain_args(key)]
+
+    def __setitem__(self, key, value):
+        if type(value) is LocalBuffer:
+            value = value._value
+        if _batched_among((key, value), []):
+            self._promote((key, value), "x[key] = value")
+            BatchedTensor.__setitem__(self, key, value)
+            return
+        self._value[_plain_args(key)] = value
+
+    def fill(self, value) -> None:
+        if type(value) is BatchedTensor:
+            self._promote(value, "x.fill(value)")
+            BatchedTensor.fill(self, value)
+            return
+        self._value.fill(value)
+
+    # ---- everything else: the plain array's ---------------------------------------------------
+    def __setattr__(self, name: str, value: Any) -> None:
+        if name in LocalBuffer.__slots__:
+            object.__setattr__(self, name, value)
+        elif _batched_among(value, []) and name in ("real", "imag"):
+            self._promote(value, f"x.{name} = value")
+            setattr(self, name, value)  # now BatchedTensor's setter
+        else:
+            setattr(self._value, name, value)
+
+    def __getattr__(self, name: str) -> Any:
+        if name in ("__array_interface__", "__array_struct__"):
+            # NumPy would build an array over the memory that holds no reference to the
+            # plain array, which promotion could then not see: it takes __array__ instead
+            raise AttributeError(name)
+        return getattr(self._value, name)
+
+    def __len__(self) -> int:
+        return len(self._value)
+
+    def __iter__(self):
+        return iter(self._value)
+
+    def __contains__(self, item) -> bool:
+        return item in self._value
+
+    def __bool__(self) -> bool:
+        return bool(self._value)
+
+    def __float__(self) -> float:
+        return float(self._value)
+
+    def __int__(self) -> int:
+        return int(self._value)
+
+    def __index__(self) -> int:
+        return operator.index(self._value)
+
+    def __complex__(self) -> complex:
+        return complex(self._value)
+
+    def __repr__(self) -> str:
+        return repr(self._value)
+
+    def __str__(self) -> str:
+        return str(self._value)
+
+    def __format__(self, spec: str) -> str:
+        return format(self._value, spec)
+
+    def __copy__(self):
+        return self._value.copy()
+
+    def __deepcopy__(self, memo):
+        return self._value.copy()
+
+    def __reduce_ex__(self, protocol):
+        return self._value.__reduce_ex__(protocol)
+
+
+def _operator(name: str):
+    plain = getattr(operator, name)
+
+    def op(self, *other):
+        return plain(self._value, *(_plain_args(o) for o in other))
+    op.__name__ = f"__{name}__"
+    return op
+
+
+def _inplace(ufunc):
+    def op(self, other):
+        ufunc(self, other, out=(self,))
+        return self
+    return op
+
+
+def _reflected(name: str):
+    plain = getattr(operator, name)
+
+    def op(self, other):
+        return plain(_plain_args(other), self._value)
+    return op
+
+
+for _name in ("add", "sub", "mul", "truediv", "floordiv", "mod", "pow", "matmul", "and_",
+              "or_", "xor", "lshift", "rshift", "lt", "le", "gt", "ge", "eq", "ne"):
+    _dunder = _name.rstrip("_")
+    setattr(LocalBuffer, f"__{_dunder}__", _operator(_name))
+for _name in ("add", "sub", "mul", "truediv", "floordiv", "mod", "pow", "matmul", "and_",
+              "or_", "xor", "lshift", "rshift"):
+    setattr(LocalBuffer, f"__r{_name.rstrip('_')}__", _reflected(_name))
+for _name, _ufunc in (("add", np.add), ("sub", np.subtract), ("mul", np.multiply),
+                      ("truediv", np.true_divide), ("floordiv", np.floor_divide),
+                      ("mod", np.remainder), ("pow", np.power), ("and", np.bitwise_and),
+                      ("or", np.bitwise_or), ("xor", np.bitwise_xor),
+                      ("lshift", np.left_shift), ("rshift", np.right_shift)):
+    setattr(LocalBuffer, f"__i{_name}__", _inplace(_ufunc))
+LocalBuffer.__imatmul__ = _inplace(np.matmul)
+LocalBuffer.__divmod__ = lambda self, other: divmod(self._value, _plain_args(other))
+LocalBuffer.__rdivmod__ = lambda self, other: divmod(_plain_args(other), self._value)
+LocalBuffer.__neg__ = lambda self: -self._value
+LocalBuffer.__pos__ = lambda self: +self._value
+LocalBuffer.__abs__ = lambda self: abs(self._value)
+LocalBuffer.__invert__ = lambda self: ~self._value
+
+
+# ---- the buffer makers ----------------------------------------------------------------------
+def _maker(name: str):
+    original = getattr(np, name)
+
+    def make(*args, **kwargs):
+        level = _level_for_buffers()
+        if level is None or "like" in kwargs:
+            return original(*args, **kwargs)
+        found = _batched_among((args, kwargs), [])
+        if found:  # np.full(shape, v) with a batched v: batched from the start, v per example
+            return original(*args, like=found[0], **kwargs)
+        return LocalBuffer(original(*args, **kwargs), level)
+
+    make.__name__ = make.__qualname__ = name
+    make.__doc__ = (f"``numpy.{name}``, whose result inside a vmap is per-example state "
+                    f"(batchtensor.buffers).\n\n{original.__doc__ or ''}")
+    make.__wrapped__ = original
+    return make
+
+
+def _like_maker(name: str):
+    """``zeros_like`` and friends: a batched prototype dispatches as before (a batched
+    result); an unbatched one makes a buffer."""
+    original = getattr(np, name)
+
+    def make(prototype, *args, **kwargs):
+        level = _level_for_buffers()
+        if level is None or type(prototype) is BatchedTensor or _batched_among(
+                (args, kwargs), []):
+            return original(prototype, *args, **kwargs)
+        return LocalBuffer(original(plain_of(prototype), *args, **kwargs), level)
+
+    make.__name__ = make.__qualname__ = name
+    make.__doc__ = (f"``numpy.{name}``, whose result inside a vmap is per-example state "
+                    f"(batchtensor.buffers).\n\n{original.__doc__ or ''}")
+    make.__wrapped__ = original
+    return make
+
+
+def _copy_maker(convert):
+    """``np.copy`` / ``np.array`` (for ``array``, the conversions' wrapper): a new array of
+    unbatched data is a buffer; anything batched goes on as before."""
+
+    def make(a, *args, **kwargs):
+        level = _level_for_buffers()
+        if level is None or "like" in kwargs or _batched_among((a, args, kwargs), []):
+            return convert(a, *args, **kwargs)
+        src = plain_of(a)
+        res = convert(src, *args, **kwargs)
+        if type(res) is not np.ndarray or (type(src) is np.ndarray
+                                           and np.may_share_memory(res, src)):
+            return res  # not a new array (copy=False), or a subclass: not a buffer
+        return LocalBuffer(res, level)
+
+    make.__name__ = make.__qualname__ = convert.__name__
+    make.__doc__ = convert.__doc__
+    make.__wrapped__ = getattr(convert, "__wrapped__", convert)
+    return make
+
+
+MAKERS = ("zeros", "ones", "empty", "full", "eye", "identity")
+LIKE_MAKERS = ("zeros_like", "ones_like", "empty_like", "full_like")
+
+
+
+_MAKERS: dict[int, Any] = {}  # id(NumPy's function) -> its maker
+for _name in MAKERS:
+    _MAKERS[id(getattr(np, _name))] = _maker(_name)
+for _name in LIKE_MAKERS:
+    _MAKERS[id(getattr(np, _name))] = _like_maker(_name)
+_MAKERS[id(np.copy)] = _copy_maker(np.copy)
+_MAKERS[id(conversions.ORIGINALS["array"])] = _copy_maker(conversions.replacement("array"))
+for _maker_fn in _MAKERS.values():
+    # NumPy's like= path looks a C function up by name in numpy's namespace; a call that
+    # reaches BatchedTensor.__array_function__ through a maker must name NumPy's function
+    ALIASES[_maker_fn] = _maker_fn.__wrapped__
+
+
+class _NumpyForTheFunction(types.ModuleType):
+    """What the function's module sees as ``numpy`` during a pass: NumPy, but for the buffer
+    makers. Attributes are looked up in NumPy on first use and kept (``dict`` speed after),
+    but for the names swapped in NumPy while a vmap runs (``conversions``), read each time."""
+
+    def __getattr__(self, name: str) -> Any:
+        value = getattr(np, name)
+        if not conversions.is_swapped(np, name):
+            self.__dict__[name] = value
+        return value
+
+    def __dir__(self):
+        return dir(np)
+
+
+_STAND_IN = _NumpyForTheFunction("numpy", np.__doc__)
+_STAND_IN.__dict__.update({fn.__name__: fn for fn in _MAKERS.values()})
+_STAND_IN.__dict__.update(__file__=np.__file__, __path__=np.__path__, __spec__=np.__spec__,
+                          __version__=np.__version__)
+
+_lock = threading.Lock()
+_swapped: dict[int, list] = {}  # id(globals) -> [passes running, [(name, original, stand-in)]]
+_bound: dict[int, tuple] = {}  # id(globals) -> names bound to numpy or a maker's function
+_OWN_MODULES = ("numpy", "scipy", "batchtensor")  # their code passes arrays to compiled code
+
+
+def module_of(func: Any) -> dict | None:
+    """The globals of ``func``'s module (through partials, bound methods and callable
+    objects), or None where it is NumPy's, SciPy's or batchtensor's own."""
+    for _ in range(4):
+        g = getattr(func, "__globals__", None)
+        if type(g) is dict:
+            return None if str(g.get("__name__", "")).startswith(_OWN_MODULES) else g
+        func = getattr(func, "func", None) or getattr(func, "__func__", None) \
+            or getattr(type(func), "__call__", None)
+        if func is None:
+            return None
+    return None
+
+
+def _stand_in_for(value: Any) -> Any:
+    return _STAND_IN if value is np else _MAKERS.get(id(value))
+
+
+def enter(g: dict | None) -> dict | None:
+    """A vmap pass of a function of the module with globals ``g`` (``module_of``) starts: its
+    names for NumPy become the stand-in's. Returns what ``leave`` takes."""
+    if g is None or not config.intercept_numpy:
+        return None
+    key = id(g)
+    _lock.acquire()
+    try:
+        entry = _swapped.get(key)
+        if entry is None:
+            names = _bound.get(key)
+            if names is None:  # learnt once per module (a name bound later is not seen)
+                names = _bound[key] = tuple(n for n, v in list(g.items())
+                                            if v is np or id(v) in _MAKERS)
+            swaps = [(n, v, _stand_in_for(v)) for n, v in ((n, g.get(n)) for n in names)]
+            swaps = [t for t in swaps if t[2] is not None]
+            if not swaps:
+                return None
+            for n, _, stand_in in swaps:
+                g[n] = stand_in
+            entry = _swapped[key] = [0, swaps]
+        entry[0] += 1
+    finally:
+        _lock.release()
+    return g
+
+
+def leave(g: dict | None) -> None:
+    """The pass ends: the last one on this module puts its names back."""
+    if g is None:
+        return
+    _lock.acquire()
+    try:
+        entry = _swapped[id(g)]
+        entry[0] -= 1
+        if entry[0] == 0:
+            del _swapped[id(g)]
+            for n, original, stand_in in entry[1]:
+                if g.get(n) is stand_in:  # unless the function rebound it
+                    g[n] = original
+    finally:
+        _lock.release()

@@ -1,0 +1,288 @@
+"""Arrays the function creates are per-example state (batchtensor/buffers.py): a batched write
+makes them batched, as the loop's fresh array per example; compared with the loop."""
+
+from __future__ import annotations
+
+import sys
+import threading
+import warnings
+
+import numpy as np
+import pytest
+from numpy import zeros as imported_zeros
+
+import batchtensor as bt
+from batchtensor import buffers, conversions
+from loop_reference import assert_same, loop_vmap
+
+RNG = np.random.default_rng(11)
+X = RNG.normal(size=(5, 4))
+SHARED = np.zeros(4)
+
+
+def vectorised(f, *args, in_axes=0):
+    """vmap with no rerun and no per-op loop, against the loop; the inputs after both runs."""
+    a = [np.copy(x) if isinstance(x, np.ndarray) else x for x in args]
+    b = [np.copy(x) if isinstance(x, np.ndarray) else x for x in args]
+    with warnings.catch_warnings():
+        warnings.simplefilter("error", bt.PerformanceWarning)
+        got = bt.vmap(f, in_axes, fallback="error")(*a)
+    want = loop_vmap(f, in_axes)(*b)
+    assert_same(got, want)
+    for x, y in zip(a, b):
+        if isinstance(x, np.ndarray):
+            np.testing.assert_array_equal(x, y)
+    return got
+
+
+def rerun(f, *args, in_axes=0):
+    """Only a per-example run gives the loop's result: vmap reruns (and says so), or raises
+    with fallback='error'."""
+    with pytest.raises((TypeError, ValueError, bt.BatchingError)):  # the first error
+        bt.vmap(f, in_axes, fallback="error")(*args)
+    with pytest.warns(bt.PerformanceWarning, match="reruns once per example"):
+        got = bt.vmap(f, in_axes)(*args)
+    assert_same(got, loop_vmap(f, in_axes)(*args))
+
+
+def module_is_pristine() -> bool:
+    g = globals()
+    return g["np"] is sys.modules["numpy"] and g["imported_zeros"] is np.zeros.__wrapped__ \
+        if hasattr(np.zeros, "__wrapped__") else g["np"] is sys.modules["numpy"]
+
+
+# ---- every kind of write into a buffer ----------------------------------------------------------
+def fill_elementwise(x):
+    out = np.zeros(4)
+    for i in range(4):
+        out[i] = x[i] ** 2
+    return out
+
+
+def fill_columns(x):
+    res = np.empty((3, 4))
+    for j in range(3):
+        res[j, :] = x * j
+    return res
+
+
+def accumulate(x, w):
+    acc = np.zeros_like(w)  # w unbatched: a buffer
+    acc += x
+    acc *= 2
+    return acc
+
+
+def recurrence(x):
+    state = np.zeros((4, 2))
+    state[0] = x[0]
+    for i in range(1, 4):
+        state[i] = state[i - 1] * 0.5 + x[i]  # reads a row (a view: gone before the write)
+    return state
+
+
+WRITES = {
+    "out[i] = v": fill_elementwise,
+    "res[j, :] = col": fill_columns,
+    "out[mask] = v": lambda x: (lambda o: (o.__setitem__(x > 0, x[x > 0].sum()), o)[1])(
+        np.zeros(4)),
+    "out[batched index] = 1": lambda x: (lambda o: (o.__setitem__(np.argmax(x), 1.0), o)[1])(
+        np.zeros(4)),
+    "in-place operator": lambda x: (lambda o: o.__iadd__(x))(np.ones(4)),
+    "ufunc out=": lambda x: (lambda o: (np.multiply(x, 3, out=o), o)[1])(np.empty(4)),
+    "reduction out=": lambda x: (lambda o: (np.sum(x, out=o), o)[1])(np.zeros(())),
+    "np.copyto": lambda x: (lambda o: (np.copyto(o, x), o)[1])(np.full(4, 7.0)),
+    "np.copyto where": lambda x: (lambda o: (np.copyto(o, x, where=x > 0), o)[1])(
+        np.ones(4)),
+    "np.put": lambda x: (lambda o: (np.put(o, [0, 2], x[:2]), o)[1])(np.zeros(4)),
+    "np.place": lambda x: (lambda o: (np.place(o, x > 0, x[0]), o)[1])(np.zeros(4)),
+    "np.putmask": lambda x: (lambda o: (np.putmask(o, x > 0, x), o)[1])(np.zeros(4)),
+    "fill": lambda x: (lambda o: (o.fill(x[0]), o)[1])(np.zeros(4)),
+    "ufunc.at": lambda x: (lambda o: (np.add.at(o, [0, 0, 1], x[:3]), o)[1])(np.zeros(4)),
+    "recurrence": recurrence,
+    "eye": lambda x: (lambda o: (o.__setitem__((0, 1), x[0]), o)[1])(np.eye(3)),
+    "identity": lambda x: (lambda o: (o.__setitem__(1, x[:3]), o)[1])(np.identity(3)),
+    "ones_like of a plain array": lambda x: (lambda o: (o.__setitem__(0, x[1]), o)[1])(
+        np.ones_like(SHARED)),
+    "np.copy of a plain array": lambda x: (lambda o: (o.__setitem__(2, x[1]), o)[1])(
+        np.copy(SHARED)),
+    "np.array of Python data": lambda x: (lambda o: (o.__setitem__(0, x.sum()), o)[1])(
+        np.array([0.0, 0.0, 1.0])),
+    "int buffer, float value": lambda x: (lambda o: (o.__setitem__(1, x[0] * 10), o)[1])(
+        np.zeros(3, dtype=np.int64)),
+    "real part": lambda x: (lambda o: (setattr(o, "real", x), o)[1])(np.zeros(4, complex)),
+    "np.full with a batched value": lambda x: np.full(3, x[0]),
+    "from numpy import zeros": lambda x: (lambda o: (o.__setitem__(0, x[0]), o)[1])(
+        imported_zeros(2)),
+}
+
+
+@pytest.mark.parametrize("name", sorted(WRITES))
+def test_write_into_a_buffer_is_vectorised(name):
+    vectorised(WRITES[name], X)
+    assert module_is_pristine()
+
+
+def test_buffer_from_an_unbatched_argument():
+    vectorised(accumulate, X, np.arange(4.0), in_axes=(0, None))
+
+
+@pytest.mark.parametrize("layout", ["batch last", "F-ordered", "negative stride", "read-only"])
+def test_input_layouts(layout):
+    xs = RNG.normal(size=(5, 4))
+    in_axes = 0
+    if layout == "batch last":
+        xs, in_axes = np.ascontiguousarray(xs.T), -1
+    elif layout == "F-ordered":
+        xs = np.asfortranarray(xs)
+    elif layout == "negative stride":
+        xs = xs[::-1, ::-1]
+    else:
+        xs.flags.writeable = False
+    for f in (fill_elementwise, fill_columns, recurrence):
+        vectorised(f, xs, in_axes=in_axes)
+
+
+@pytest.mark.parametrize("n", [0, 1, 2])
+def test_small_batches(n):
+    xs = RNG.normal(size=(n, 4))
+    got = bt.vmap(fill_columns, fallback="error")(xs)
+    if n:
+        assert_same(got, loop_vmap(fill_columns)(xs))
+    else:
+        assert got.shape == (0, 3, 4)
+
+
+def test_reads_before_the_write_are_plain_and_the_result_of_no_write_is_the_loops():
+    seen = {}
+
+    def f(x):
+        out = np.zeros(3)
+        seen["type"] = type(out + 1)  # a read: a plain array
+        seen["isinstance"] = isinstance(out, np.ndarray)
+        seen["asarray"] = type(np.asarray(out))
+        return out + x[:3] * 0 if seen else out
+
+    vectorised(f, X)
+    assert seen == {"type": np.ndarray, "isinstance": True, "asarray": np.ndarray}
+    vectorised(lambda x: np.zeros(3), X)  # never written: every example the same zeros
+
+
+def test_read_with_a_batched_index():
+    vectorised(lambda x: np.full(4, 2.0)[np.argmax(x)] * x, X)
+    vectorised(lambda x: np.eye(4)[np.argmax(x)] * x, X)
+
+
+def test_nested_vmap():
+    xs = RNG.normal(size=(3, 5, 4))
+    want = loop_vmap(loop_vmap(fill_columns))(xs)
+    with warnings.catch_warnings():
+        warnings.simplefilter("error", bt.PerformanceWarning)
+        assert_same(bt.vmap(bt.vmap(fill_columns), fallback="error")(xs), want)
+
+    def outer_value_inner_buffer(x):  # the inner function writes a value of the outer level
+        return bt.vmap(lambda y: (lambda o: (o.__setitem__(0, x[0]), o + y)[1])(np.zeros(4)))(
+            np.ones((2, 4)))
+
+    vectorised(outer_value_inner_buffer, X)
+
+
+# ---- what still needs a per-example run ---------------------------------------------------------
+def _view_alive_at_the_write(x):
+    out = np.zeros(4)
+    tail = out[2:]  # a view of the plain array: it would not see a batched write
+    out[0] = x[0]
+    return out + tail.sum()
+
+
+def _handed_out_alive(x):
+    out = np.zeros(4)
+    plain = np.asarray(out)
+    out[1] = x[1]
+    return out * plain.size
+
+
+def _method_copy(x):
+    out = SHARED.copy()  # a method's result: vmap cannot see it made inside f
+    out[0] = x[0]
+    return out
+
+
+def _into_a_generator_out(x):
+    out = np.empty(4)
+    np.random.default_rng(0).random(4, out=out)  # compiled code needs a real ndarray
+    out[0] = x[0]
+    return out
+
+
+@pytest.mark.parametrize("f", [_view_alive_at_the_write, _handed_out_alive, _method_copy,
+                               _into_a_generator_out])
+def test_what_reruns(f):
+    rerun(f, X)
+    assert module_is_pristine()
+
+
+def test_shared_arrays_stay_shared():
+    shared = np.zeros(4)
+
+    def f(x):
+        shared[0] = x[0]  # a closure array: the loop writes it once per example, last wins
+        return x
+
+    with pytest.raises(TypeError, match="cannot write a batched value or index into 'shared'"):
+        bt.vmap(f, fallback="error")(X)
+    assert (shared == 0).all()
+
+
+def test_compiled_code_gets_real_arrays():
+    """NumPy's compiled code makes its arrays through its own reference to numpy: never a
+    buffer (Generator.normal writes through the raw pointer of np.empty's result)."""
+    rng = np.random.default_rng(0)
+    got = bt.vmap(lambda x: x + rng.normal(size=x.shape), randomness="same")(X)
+    assert got.shape == X.shape
+
+
+def test_module_restored_after_returns_raises_and_threads():
+    assert module_is_pristine()
+    with pytest.raises(ZeroDivisionError):
+        bt.vmap(lambda x: (np.zeros(3), 1 / 0))(X)
+    assert module_is_pristine() and conversions.pristine()
+    results, errors = [], []
+
+    def work():
+        try:
+            for _ in range(20):
+                results.append(bt.vmap(fill_columns, fallback="error")(X))
+        except BaseException as e:  # noqa: BLE001  (reported below)
+            errors.append(e)
+
+    threads = [threading.Thread(target=work) for _ in range(8)]
+    for t in threads:
+        t.start()
+    np.zeros(3)  # this thread, no vmap: plain, whatever the other threads do
+    for t in threads:
+        t.join()
+    assert not errors, errors
+    want = loop_vmap(fill_columns)(X)
+    for r in results:
+        assert_same(r, want)
+    assert module_is_pristine() and conversions.pristine()
+    assert type(np.zeros(2)) is np.ndarray
+
+
+def test_local_buffer_behaves_as_the_plain_array():
+    kinds = []
+
+    def f(x):
+        b = np.arange(6.0).reshape(2, 3) * 0 + np.ones((2, 3))
+        c = np.ones((2, 3))
+        kinds.append(type(c))
+        assert isinstance(c, np.ndarray)
+        assert repr(c) == repr(np.ones((2, 3))) and len(c) == 2 and c.shape == (2, 3)
+        assert c.sum() == 6 and float(c[0, 0]) == 1.0 and list(c[0]) == [1.0, 1.0, 1.0]
+        assert (c == b).all() and (c @ np.ones(3)).tolist() == [3.0, 3.0]
+        assert c.T.shape == (3, 2) and np.concatenate([c, b]).shape == (4, 3)
+        return x
+
+    vectorised(f, X)
+    assert kinds[0] is buffers.LocalBuffer and kinds[-1] is np.ndarray  # vmap, then the loop
