@@ -2,7 +2,9 @@
 
 Each workload is a per-example function that only a per-example run can execute (a Python
 scalar conversion, a loop whose iteration count differs per example, a batched value written
-into a plain buffer), so ``bt.vmap`` reruns it once per example. Methods, interleaved in one
+into a shared plain array), so ``bt.vmap`` reruns it once per example; the last, the same
+writes into an array the function makes with ``np.zeros``, shows what the buffers
+(``batchtensor.buffers``) save: ``bt.vmap`` runs it vectorised. Methods, interleaved in one
 run, medians of repeats, ratios within the run only:
 
 - ``loop``: ``np.stack([f(x) for x in xs])``, the reference;
@@ -45,8 +47,19 @@ def newton_sqrt(a):
     return x
 
 
+TEMPLATE = np.zeros(4)
+
+
+def fill_copy(x):
+    """A batched value written into a method's copy of a shared array (plain: a rerun)."""
+    out = TEMPLATE.copy()
+    for i in range(4):
+        out[i] = x[i] ** 2
+    return out
+
+
 def fill_buffer(x):
-    """A batched value written into a plain buffer, element by element."""
+    """The same into ``np.zeros(4)``: a buffer, batched at the first write (no rerun)."""
     out = np.zeros(4)
     for i in range(4):
         out[i] = x[i] ** 2
@@ -56,7 +69,8 @@ def fill_buffer(x):
 WORKLOADS = {
     "float() conversion": (scale_by_norm, (8,)),
     "Newton to a tolerance": (newton_sqrt, (8,)),
-    "plain buffer filled": (fill_buffer, (4,)),
+    "plain array filled (a method's copy)": (fill_copy, (4,)),
+    "np.zeros buffer filled (vectorised)": (fill_buffer, (4,)),
 }
 
 
