@@ -12,7 +12,7 @@ from .core import BATCH, NESTED, VARIANTS, Outcome, Status
 
 __all__ = ["COMMAND", "function_status", "markdown", "summary_text"]
 
-COMMAND = "python -m realcode --markdown docs/realcode.md"
+COMMAND = "python -m realcode -j 2 --markdown docs/realcode.md --known realcode/known_errors.py"
 
 #: worst first: a function's status is the worst of its runs
 ORDER = [Status.WRONG, Status.INVALID, Status.ERROR, Status.RERUN, Status.PER_OP_LOOP,
