@@ -27,9 +27,10 @@ CAUSES = [
     Cause("issubclass-ndarray", "array-API helpers do not take a BatchedTensor for a NumPy array",
           "SciPy's and scikit-learn's array-API layer (array_api_compat) classifies arrays by "
           "`issubclass(type(x), numpy.ndarray)`. BatchedTensor passes `isinstance(x, "
-          "np.ndarray)` but not that class check, so the layer reads `x.device` (absent), "
-          "finds no namespace, or (array_api_extra's `at`) takes it for a read-only array. "
-          "The error is not a rerun reason, so the call fails.",
+          "np.ndarray)` but not that class check, and has no `__array_namespace__` or "
+          "`device`, so the layer reads `x.device` (absent), finds no namespace, or "
+          "(array_api_extra's `at`) takes it for a read-only array. The error is not a "
+          "rerun reason, so the call fails.",
           r"no attribute 'device'|is not a supported array type|Can't update read-only array"),
     Cause("flags", "`x.flags` is missing",
           "scipy.fft (pocketfft) and scipy.linalg's BLAS lookup read `x.flags` "
@@ -88,8 +89,9 @@ CAUSES = [
     Cause("bound-asarray", "`asarray` bound at import (`from numpy import asarray`)",
           "The library calls NumPy's conversion through a name bound when it was imported, "
           "so swapping the `numpy` module's attributes while a level is open does not reach "
-          "it; `__array__` raises and the function reruns. All of scipy.stats' distribution "
-          "methods (`rv_generic`) and scipy.signal's waveforms convert this way.",
+          "it; `__array__` raises and the function reruns. scipy.stats' distribution "
+          "methods built on `rv_continuous` / `rv_discrete` (pdf, cdf, ppf, moments, "
+          "entropy, interval) and scipy.signal's waveforms convert this way.",
           r"map\(asarray|= asarray\(|asarray\(t\)|tuple\(map\(asarray"),
     Cause("compiled-converts", "compiled code converts a batched value",
           "scipy.ndimage, scipy.signal's `_sigtools`, scipy.sparse, scipy.spatial's `cdist` "
@@ -112,8 +114,8 @@ CAUSES = [
           r"__index__"),
     Cause("control-flow", "a Python `if`/`while` on a batched value whose examples disagree",
           "Branching (`if a > 50`, `if xp.any(mask)`, `max(abs(u - v))`, a root finder's "
-          "convergence test) takes different paths per example; the group run of DESIGN "
-          "section 4b is not built, so the function reruns.",
+          "convergence test) takes different paths per example; running each group of "
+          "examples that agree vectorised is not built, so the function reruns.",
           r"ControlFlowError"),
     Cause("data-dependent", "a shape that depends on the data",
           "`np.nonzero`, `np.unique`, `np.flatnonzero`, a boolean mask or `np.bincount`'s "

@@ -15,6 +15,7 @@ from __future__ import annotations
 import functools
 import importlib
 import linecache
+import operator
 import os
 import traceback
 import warnings
@@ -267,14 +268,14 @@ def _kind(result) -> type | None:
 
 # ---- one run ------------------------------------------------------------------------------------
 def _library_frame(e: BaseException) -> str:
-    """``path:line: source`` of the innermost frame of the traceback outside batchtensor,
-    NumPy and this package (the library's line that met the error)."""
+    """``path:line: source`` of the innermost Python frame of the traceback outside
+    batchtensor, NumPy and this package (the library's line that met the error)."""
     skip = (os.sep + "batchtensor" + os.sep, os.sep + "numpy" + os.sep,
             os.sep + "realcode" + os.sep, os.sep + "functools.py", os.sep + "contextlib.py")
     best = ""
     for fr in traceback.extract_tb(e.__traceback__):
-        if any(s in fr.filename for s in skip):
-            continue
+        if any(s in fr.filename for s in skip) or not fr.filename.endswith(".py"):
+            continue  # (compiled frames, "<stringsource>", name no source line)
         path = fr.filename
         for marker in ("site-packages" + os.sep, "dist-packages" + os.sep):
             if marker in path:
@@ -367,11 +368,13 @@ def _same_array(a, b) -> bool:
 
 
 def _op_name(op) -> str:
-    mod = getattr(op, "__module__", None) or ""
     name = getattr(op, "__name__", None) or repr(op)
-    if isinstance(op, np.ufunc):
-        return f"np.{name}"
-    return f"{mod.replace('numpy', 'np')}.{name}" if mod else name
+    if isinstance(op, np.ufunc):  # NumPy's, or a library's own (astropy's gufuncs)
+        return f"np.{name}" if getattr(np, name, None) is op else f"ufunc {name}"
+    if op is operator.getitem or op is operator.setitem:
+        return f"x[...] ({name})"
+    mod = (getattr(op, "__module__", None) or "").replace("numpy", "np")
+    return f"{mod}.{name}" if mod else name
 
 
 def run_entry(entry: Entry, seed: int = 0) -> list[Outcome]:

@@ -194,7 +194,8 @@ def markdown(results: dict[str, list[Outcome]], functions: dict[str, str],
         else:
             out.append("Why: not classified yet; the message below is the first error.")
         out.append("")
-        out.append(f"- {len(c['functions'])} functions, {c['runs']} runs: "
+        nfun = len(c["functions"])
+        out.append(f"- {nfun} function{'s' * (nfun != 1)}, {c['runs']} runs: "
                    + ", ".join(f"`{f}`" for f in sorted(c["functions"])))
         if c["example"]:
             out.append(f"- message: `{c['example']}`")
