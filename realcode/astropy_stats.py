@@ -48,8 +48,10 @@ def two_uniform(rng, dt, size):
 
 
 def successes(rng, dt, size):
-    n = rng.integers(10, 30, shape_of(size))
-    return rng.binomial(n, 0.4).astype(dt), n.astype(dt)
+    """Successes out of trials; never more than 12 successes nor fewer than 12 trials, so
+    that any example's successes fit any example's trials (the partial variant)."""
+    n = rng.integers(12, 30, shape_of(size))
+    return rng.binomial(12, rng.uniform(0.2, 0.8), shape_of(size)).astype(dt), n.astype(dt)
 
 
 def counts(rng, dt, size):
