@@ -104,6 +104,7 @@ KNOWN_ERRORS: dict[str, str | dict[str, str]] = {
     'scipy.stats.variation': 'issubclass-ndarray',
     'scipy.stats.weightedtau': 'compiled-rejects',
     'scipy.stats.wilcoxon': 'issubclass-ndarray',
+    'scipy.stats.yeojohnson': 'issubclass-ndarray',
     'scipy.stats.yeojohnson_llf': {
         'in_axes=0': 'issubclass-ndarray',
         'in_axes=-1': 'issubclass-ndarray',
@@ -157,5 +158,6 @@ KNOWN_ERRORS: dict[str, str | dict[str, str]] = {
     'sklearn.metrics.silhouette_score': 'flat',
     'sklearn.metrics.zero_one_loss': 'unhashable',
     'sklearn.preprocessing.label_binarize': 'issubclass-ndarray',
+    'sklearn.preprocessing.power_transform': 'issubclass-ndarray',
     'sklearn.preprocessing.power_transform[box-cox]': 'issubclass-ndarray',
 }
