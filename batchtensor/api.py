@@ -14,7 +14,8 @@ import numpy as np
 from . import buffers, conversions
 from .config import FALLBACK_MODES, config
 from .diagnostics import raised_by_batchtensor, user_line, user_stacklevel
-from .errors import BatchingError, DataDependentError, PerformanceWarning, rerun_reason
+from .errors import (BatchingError, DataDependentError, PerformanceWarning, SharedWriteError,
+                     rerun_reason)
 from .levels import (Level, close_level, open_level, random_scope, resume_session,
                      session_tick)
 from .pytree import LEAF, broadcast_prefix, flatten, keystr, leaf_paths, unflatten
@@ -213,12 +214,12 @@ class VmapFunction:
             found = rerun_reason(e)
             ours = found is not None and found[0] is not None and first \
                 and found[0].id >= first[0].id
-            if not ours and first and first[0].buffers and type(e) in (TypeError, ValueError) \
-                    and not raised_by_batchtensor(e):
-                # an array f created, wrapped as a buffer, may have reached code that needs a
-                # real ndarray (compiled code with a typed argument): the rerun has none
-                found, ours = (first[0], f"the function raised {type(e).__name__} after "
-                                         f"creating arrays, which vmap wraps"), True
+            if ours and type(e) is SharedWriteError \
+                    and _into_shared_state(e, self.func, leaves, axes):
+                raise  # the caller's shared state: a clear error, not the loop's overwrites
+            if not ours and first and _foreign_refusal(e, first[0]):
+                found, ours = (first[0], f"code outside NumPy's dispatch raised "
+                                         f"{type(e).__name__} on a batched value or a buffer"), True
             guard_hit = not ours and _writes_into_guard(e, guarded, leaves)
             if not (ours or guard_hit) or (ours and size == 0):
                 raise
@@ -449,6 +450,52 @@ def _refused_rerun(func, reason: str, e: BaseException) -> BatchingError:
 def _first_line(e: BaseException) -> str:
     text = str(e).strip()
     return f"{type(e).__name__}: {text.splitlines()[0] if text else ''}"
+
+
+def _into_shared_state(e: SharedWriteError, func: Any, leaves: list, axes: list) -> bool:
+    """Whether the write ``e`` refused goes into an array the caller shares with the function:
+    an argument passed unmapped (``in_axes=None``, or batched at an outer level only), or one
+    the function reaches through its closure, its defaults, its object's attributes or its
+    module's globals. The loop would overwrite it example after example, which is almost
+    always a mistake: it gets the clear error. An array made during the call (by library code
+    vmap cannot see) is per example, as in the loop: that write reruns the function."""
+    targets = [t for t in map(_innermost, e.targets or ()) if isinstance(t, np.ndarray)]
+    if not targets:
+        return False
+    shared = [_innermost(x) for x, ax in zip(leaves, axes) if ax is None]
+    seen = 0
+    while func is not None and seen < 4:  # through partials and bound methods
+        seen += 1
+        shared += [c.cell_contents for c in getattr(func, "__closure__", None) or ()
+                   if c.cell_contents is not None]
+        shared += list(getattr(func, "__defaults__", None) or ())
+        owner = getattr(func, "__self__", None)
+        if owner is not None:
+            shared += list(getattr(owner, "__dict__", {}).values())
+        g = getattr(func, "__globals__", None)
+        if type(g) is dict:
+            shared += list(g.values())
+        shared += list(getattr(func, "args", ()) or ())
+        func = getattr(func, "func", None) or getattr(func, "__func__", None)
+    arrays = [a for a in map(_innermost, shared) if isinstance(a, np.ndarray)]
+    return any(np.shares_memory(t, a) for t in targets for a in arrays)
+
+
+def _innermost(x: Any) -> Any:
+    while type(x) is BatchedTensor:
+        x = x._value
+    return x
+
+
+def _foreign_refusal(e: BaseException, level: Level) -> bool:
+    """Whether ``e`` may be code that needs a real ndarray meeting a batched value or a buffer
+    (``buffers``), where it would have converted a plain one: a compiled function with a typed
+    argument, ``set(x)`` of a value whose elements cannot be hashed, a check of ``type(x)``.
+    A TypeError not raised by batchtensor (or, where the pass made buffers, a ValueError) is
+    taken so: the rerun per example gives the loop's result, or the loop's own error."""
+    t = type(e)
+    return (t is TypeError or (t is ValueError and level.buffers)) \
+        and not raised_by_batchtensor(e)
 
 
 def _writes_into_guard(e: BaseException, guarded: list, leaves: list) -> bool:

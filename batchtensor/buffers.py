@@ -426,17 +426,18 @@ _STAND_IN.__dict__.update(__file__=np.__file__, __path__=np.__path__, __spec__=n
 
 _lock = threading.Lock()
 _swapped: dict[int, list] = {}  # id(globals) -> [passes running, [(name, original, stand-in)]]
-_bound: dict[int, tuple] = {}  # id(globals) -> names bound to numpy or a maker's function
-_OWN_MODULES = ("numpy", "scipy", "batchtensor")  # their code passes arrays to compiled code
+_bound: dict[int, tuple] = {}  # id(globals) -> the names to swap there, learnt once
+_NOT_SWAPPED = ("numpy", "batchtensor")  # NumPy's own code needs NumPy's own functions
+_NO_BUFFERS = ("scipy",)  # its Python layer hands its arrays to compiled code
 
 
 def module_of(func: Any) -> dict | None:
     """The globals of ``func``'s module (through partials, bound methods and callable
-    objects), or None where it is NumPy's, SciPy's or batchtensor's own."""
+    objects), or None where it is NumPy's or batchtensor's own."""
     for _ in range(4):
         g = getattr(func, "__globals__", None)
         if type(g) is dict:
-            return None if str(g.get("__name__", "")).startswith(_OWN_MODULES) else g
+            return None if str(g.get("__name__", "")).startswith(_NOT_SWAPPED) else g
         func = getattr(func, "func", None) or getattr(func, "__func__", None) \
             or getattr(type(func), "__call__", None)
         if func is None:
@@ -444,13 +445,32 @@ def module_of(func: Any) -> dict | None:
     return None
 
 
-def _stand_in_for(value: Any) -> Any:
-    return _STAND_IN if value is np else _MAKERS.get(id(value))
+def _converters() -> dict[int, Any]:
+    """id(NumPy's conversion function) -> the conversions' replacement, for names a module
+    bound at import (``from numpy import asarray``), which swapping numpy's cannot reach."""
+    if not _CONVERTERS:
+        _CONVERTERS.update({id(fn): conversions.replacement(name)
+                            for name, fn in conversions.ORIGINALS.items()})
+    return _CONVERTERS
+
+
+_CONVERTERS: dict[int, Any] = {}
+
+
+def _stand_in_for(value: Any, buffers: bool) -> Any:
+    if buffers:
+        if value is np:
+            return _STAND_IN
+        maker = _MAKERS.get(id(value))
+        if maker is not None:
+            return maker
+    return _converters().get(id(value))
 
 
 def enter(g: dict | None) -> dict | None:
     """A vmap pass of a function of the module with globals ``g`` (``module_of``) starts: its
-    names for NumPy become the stand-in's. Returns what ``leave`` takes."""
+    names for NumPy become the stand-in's, and its names for NumPy's conversion functions the
+    conversions' (SciPy's modules: only those). Returns what ``leave`` takes."""
     if g is None or not config.intercept_numpy:
         return None
     key = id(g)
@@ -460,9 +480,12 @@ def enter(g: dict | None) -> dict | None:
         if entry is None:
             names = _bound.get(key)
             if names is None:  # learnt once per module (a name bound later is not seen)
-                names = _bound[key] = tuple(n for n, v in list(g.items())
-                                            if v is np or id(v) in _MAKERS)
-            swaps = [(n, v, _stand_in_for(v)) for n, v in ((n, g.get(n)) for n in names)]
+                buffers = not str(g.get("__name__", "")).startswith(_NO_BUFFERS)
+                names = _bound[key] = tuple(
+                    (n, buffers) for n, v in list(g.items())
+                    if _stand_in_for(v, buffers) is not None)
+            swaps = [(n, v, _stand_in_for(v, b)) for n, v, b in
+                     ((n, g.get(n), b) for n, b in names)]
             swaps = [t for t in swaps if t[2] is not None]
             if not swaps:
                 return None

@@ -20,7 +20,8 @@ from typing import Any
 
 import numpy as np
 
-from .errors import BatchingError, ControlFlowError, DataDependentError, LoopFallback
+from .errors import (BatchingError, ControlFlowError, DataDependentError, LoopFallback,
+                     SharedWriteError)
 from .plumbing import (LEAF_TYPES, SCALAR_TYPES, binary_fast_paths, innermost, matmul_fast,
                        scan_level, unary_fast, unwrap, wrap_result)
 from .registry import (ARRAY, ARRAYS, RECORDERS, REGISTRY, Path, defers_to_us, op_name,
@@ -100,9 +101,13 @@ def _run_entry(op, entry, args: tuple, kwargs: dict, level) -> Any:
         if RECORDERS:
             record(op, Path.LOOP)
         return _loop(op, args, kwargs, level, recorded=True)
-    except DataDependentError as e:
+    except (DataDependentError, SharedWriteError) as e:
         if e.level is None:
             e.level = level  # the level whose examples differ: its vmap reruns per example
+        if type(e) is SharedWriteError and e.targets is None:  # vmap tells arguments apart
+            out = kwargs.get("out")
+            e.targets = (out if type(out) is tuple else (out,)) if out is not None else \
+                args[:1] if op in WRITES_FIRST_ARGUMENT else ()
         raise
 
 
@@ -267,9 +272,11 @@ def ufunc_call(ufunc, method: str, inputs: tuple, kwargs: dict) -> Any:
         handler = slots.ufunc_methods[method]
     try:
         return handler(ufunc, inputs, kwargs)
-    except DataDependentError as e:
+    except (DataDependentError, SharedWriteError) as e:
         if e.level is None:
             e.level = scan_level(kwargs, scan_level(inputs))
+        if type(e) is SharedWriteError and e.targets is None:
+            e.targets = kwargs.get("out") or (inputs[:1] if method == "at" else ())
         raise
     except LoopFallback:
         op = getattr(ufunc, method) if method != "__call__" else ufunc

@@ -37,6 +37,19 @@ class DataDependentError(BatchingError):
         self.level = level
 
 
+class SharedWriteError(BatchingError):
+    """A value or index that differs per example written into an array that is not batched at
+    this level, so shared by every example: no batch can hold it, while the loop writes into
+    that one array example after example. ``level`` is the vmap level whose examples differ
+    (the dispatcher fills it in); ``vmap`` reruns the function per example for it, as the loop
+    runs it, unless ``fallback="error"``."""
+
+    def __init__(self, message: str, level=None):
+        super().__init__(message)
+        self.level = level
+        self.targets = None  # the arrays written (the dispatcher fills them in)
+
+
 class EscapedBatchedTensorError(BatchingError):
     """A BatchedTensor was used after the vmap level it belongs to had closed."""
 
@@ -53,12 +66,12 @@ class LoopFallback(Exception):
         self.reason = reason
 
 
-def unbatched_out_error(name: str, target: str = "out=") -> BatchingError:
+def unbatched_out_error(name: str, target: str = "out=") -> SharedWriteError:
     """The error for writing a batched result into an array that is not batched at this level.
 
     ``target``: how the written argument reads in the message (``out=``, ``a``...)."""
     instead = " or use the returned value instead of out=" if target == "out=" else ""
-    return BatchingError(
+    return SharedWriteError(
         f"{name}: cannot write a batched result into {target}, which is not batched at this "
         f"vmap level (it is shared by every example). Create it inside the function from a "
         f"batched value (np.empty_like(x), np.zeros_like(x, shape=...)){instead}."
@@ -78,4 +91,6 @@ def rerun_reason(exc: BaseException) -> tuple | None:
         return exc.level, "the examples take different branches of a Python if/while"
     if isinstance(exc, DataDependentError):
         return exc.level, "a value's shape depends on the data and differs between examples"
+    if isinstance(exc, SharedWriteError):
+        return exc.level, "a batched value is written into an array shared by every example"
     return None

@@ -9,6 +9,7 @@ import warnings
 
 import numpy as np
 import pytest
+from numpy import asarray as imported_asarray
 from numpy import zeros as imported_zeros
 
 import batchtensor as bt
@@ -18,6 +19,7 @@ from loop_reference import assert_same, loop_vmap
 RNG = np.random.default_rng(11)
 X = RNG.normal(size=(5, 4))
 SHARED = np.zeros(4)
+BOUND_ASARRAY = np.asarray  # bound at import, before any vmap swapped anything
 
 
 def vectorised(f, *args, in_axes=0):
@@ -286,3 +288,13 @@ def test_local_buffer_behaves_as_the_plain_array():
 
     vectorised(f, X)
     assert kinds[0] is buffers.LocalBuffer and kinds[-1] is np.ndarray  # vmap, then the loop
+
+
+def test_conversions_bound_at_import_in_the_function_module_are_intercepted():
+    """``from numpy import asarray`` and ``asarray = np.asarray`` made at import hold NumPy's own
+    function, which batchtensor.conversions cannot replace in numpy; the function's module sees
+    the intercepting one during the call, so these stay vectorised, and are NumPy's after."""
+    original = BOUND_ASARRAY
+    vectorised(lambda x: BOUND_ASARRAY(x) * 2 + imported_asarray(x).sum(), X)
+    assert globals()["BOUND_ASARRAY"] is original and imported_asarray is original
+    assert conversions.pristine()

@@ -144,7 +144,7 @@ def test_mask_batched_at_outer_level_x_at_inner(rng):
     np.testing.assert_array_equal(got, want)
 
 
-def test_setitem_into_array_not_batched_at_the_index_level_raises(rng):
+def test_setitem_into_array_not_batched_at_the_index_level(rng):
     xs = rng.normal(size=(3, 5))
     idx = rng.integers(0, 5, size=(2,))
 
@@ -152,8 +152,15 @@ def test_setitem_into_array_not_batched_at_the_index_level_raises(rng):
         x[i] = 0.0
         return x
 
+    # xs itself is the caller's array: every outer example would zero it, a clear error
     with pytest.raises(bt.BatchingError, match="outer vmap level"):
-        bt.vmap(lambda i: bt.vmap(lambda x: inner(x, i))(xs.copy()))(idx)
+        bt.vmap(lambda i: bt.vmap(lambda x: inner(x, i))(xs))(idx)
+    # a copy made per outer example is that example's own array: the outer level reruns
+    with pytest.raises(bt.BatchingError, match="outer vmap level"):
+        bt.vmap(lambda i: bt.vmap(lambda x: inner(x, i))(xs.copy()), fallback="error")(idx)
+    with pytest.warns(bt.PerformanceWarning, match="written into an array shared"):
+        got = bt.vmap(lambda i: bt.vmap(lambda x: inner(x, i))(xs.copy()))(idx)
+    np.testing.assert_array_equal(got, [[inner(x, i) for x in xs.copy()] for i in idx])
 
 
 def test_batched_value_into_unbatched_target_raises(rng):
@@ -189,8 +196,11 @@ def test_batched_value_into_unbatched_target_raises(rng):
 
     with pytest.raises(TypeError, match="BatchedTensor"):
         bt.vmap(plain, fallback="error")(vs)
+    # out is a copy made inside f, so every example has its own: the write reruns per example
     with pytest.raises(bt.BatchingError, match="numpy.copyto.*dst"):
-        bt.vmap(copyto)(vs)
+        bt.vmap(copyto, fallback="error")(vs)
+    with pytest.warns(bt.PerformanceWarning, match="written into an array shared"):
+        np.testing.assert_array_equal(bt.vmap(copyto)(vs), loop(copyto, vs))
     with pytest.raises(bt.BatchingError, match="not batched at this vmap level"):
         bt.vmap(outer_only)(xs)
 
@@ -344,8 +354,15 @@ def test_write_outer_level_values_into_inner_only_target_raises(rng, write):
         write(x, v)
         return x
 
+    def nested(v):  # xs.copy() is made per outer example: each has its own target
+        return bt.vmap(lambda x: inner(x, v))(xs.copy())
+
     with pytest.raises(bt.BatchingError, match="outer vmap level|not batched at this vmap"):
-        bt.vmap(lambda v: bt.vmap(lambda x: inner(x, v))(xs.copy()))(vs)
+        bt.vmap(nested, fallback="error")(vs)
+    with pytest.warns(bt.PerformanceWarning, match="written into an array shared"):
+        got = bt.vmap(nested)(vs)
+    want = np.stack([np.stack([inner(x, v) for x in xs.copy()]) for v in vs])
+    np.testing.assert_array_equal(got, want)
 
 
 def test_piecewise_zero_d_with_a_comparison_condition(rng):

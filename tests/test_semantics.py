@@ -159,7 +159,9 @@ def test_inplace_operator_on_plain_array_raises_naming_out():
 
     with pytest.raises(bt.BatchingError, match=r"numpy.add: cannot write a batched result into "
                                                r"out="):
-        bt.vmap(f)(X)
+        bt.vmap(f, fallback="error")(X)
+    with pytest.warns(bt.PerformanceWarning, match="shared by every example"):
+        assert_same(bt.vmap(f)(X), loop_vmap(f)(X))  # a copy made in the call: the rerun
 
 
 def test_the_fix_works(strict):

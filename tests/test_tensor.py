@@ -208,13 +208,24 @@ def test_inplace_operators_write_per_example():
 def test_inplace_batched_into_unbatched_raises():
     w = np.zeros(3)
 
-    def f(x):
-        w_local = w.copy()
+    def into_shared(x):
+        w_local = w  # the caller's array: the loop would add every example into it
         w_local += x
         return w_local
 
+    def into_copy(x):
+        w_local = w.copy()  # each example's own copy, as in the loop: the function reruns
+        w_local += x
+        return w_local
+
+    xs = np.arange(6.0).reshape(2, 3)
     with pytest.raises(bt.BatchingError, match="out="):
-        bt.vmap(f)(np.ones((2, 3)))
+        bt.vmap(into_shared)(xs)
+    np.testing.assert_array_equal(w, 0)
+    with pytest.raises(bt.BatchingError, match="out="):
+        bt.vmap(into_copy, fallback="error")(xs)
+    with pytest.warns(bt.PerformanceWarning, match="written into an array shared"):
+        np.testing.assert_array_equal(bt.vmap(into_copy)(xs), xs)
 
 
 def test_matmul_operator_and_hash():

@@ -9,7 +9,7 @@ import numpy as np
 
 from ..config import config
 from ..errors import (BatchingError, DataDependentError, PerformanceWarning,
-                      unbatched_out_error)
+                      SharedWriteError, unbatched_out_error)
 from ..pytree import flatten, unflatten
 from ..registry import op_name, slots
 from ..tensor import BatchedTensor, new_batched
@@ -119,7 +119,7 @@ def loop_call(op, args: tuple, kwargs: dict, level) -> Any:
             results.append(_mark_inputs(res, sources, frozen))
     except ValueError as e:
         if frozen and "read-only" in str(e):
-            raise BatchingError(
+            raise SharedWriteError(
                 f"{name} writes into an argument that is not batched at this vmap level: every "
                 f"example would write into the same array (the last one would win). Make the "
                 f"target batched: create it inside the function from a batched value "

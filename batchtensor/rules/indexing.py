@@ -15,7 +15,9 @@ where, choose, compress, ...) in ``selection.py``. Both import this module's sha
 ``drop_leading_ones``, ``flat_front``; this module imports neither of them.
 
 ``x[key] = v`` writes per example into a batched target; a target that is not batched at the
-level (or at an outer level) of the values written raises a BatchingError naming both.
+level (or at an outer level) of the values written raises a SharedWriteError naming both,
+on which ``vmap`` reruns the function per example unless the target is the caller's shared
+state (an unmapped argument, a closure or global array): that keeps the clear error.
 Data-dependent sizes (batched masks) work when every example has the same count; ``x[mask]``
 with a different count per example is a ragged selection (``ragged.py``), which stays
 vectorised through elementwise ops, reductions and ``x[mask] = selection``.
@@ -40,7 +42,7 @@ import re
 import numpy as np
 
 from ..plumbing import innermost, scan_level, unwrap, wrap
-from ..errors import BatchingError, DataDependentError
+from ..errors import BatchingError, DataDependentError, SharedWriteError
 from ..registry import batch_rule
 from ..tensor import BatchedTensor, new_batched
 from .ragged import is_ragged, select, write_selection
@@ -433,7 +435,7 @@ def setitem_rule(level, args, kwargs):
     x, key, value = args
     xv, xb = unwrap(x, level)
     if xb is None:
-        raise BatchingError(
+        raise SharedWriteError(
             "x[key] = v: cannot write into x, which is not batched at this vmap level (shared by "
             "every example), with v or the index differing per example. " + _SETITEM_HELP)
     flags = getattr(innermost(xv), "flags", None)
@@ -457,11 +459,14 @@ def setitem_rule(level, args, kwargs):
     if _masked_write(level, xv, xb, key_t, vv, vb):
         return None
     plan = _plan(level, xv, xb, key)
-    if type(plan.x) is not BatchedTensor and scan_level((plan.key, vv)) is not None:
-        raise BatchingError(
+    outer = scan_level((plan.key, vv))
+    if type(plan.x) is not BatchedTensor and outer is not None:
+        e = SharedWriteError(
             "x[key] = v: x is not batched at an outer vmap level at which v or the index is "
             "batched, so every example of that level would write into the same array. "
-            + _SETITEM_HELP)
+            + _SETITEM_HELP, level=outer)
+        e.targets = (plan.x,)
+        raise e
     if vb is None and type(vv) is not BatchedTensor and ndim_of(vv) == 0:
         plan.set(vv)  # a scalar broadcasts anywhere
         return None

@@ -5,7 +5,9 @@ put_along_axis, place, putmask, fill_diagonal, and their helpers.
 ``like``, ``drop_leading_ones`` and ``flat_front`` this module imports.
 
 In-place ops write per example into a batched target; a target that is not batched at the
-level (or at an outer level) of the values written raises a BatchingError naming both.
+level (or at an outer level) of the values written raises a SharedWriteError naming both,
+on which ``vmap`` reruns the function per example unless the target is the caller's shared
+state (an unmapped argument, a closure or global array): that keeps the clear error.
 A batched mask may select a different count per example (place, putmask, copyto's where=).
 """
 
@@ -16,7 +18,7 @@ import math
 import numpy as np
 
 from ..plumbing import innermost, scan_level
-from ..errors import BatchingError
+from ..errors import BatchingError, SharedWriteError
 from ..registry import batch_rule
 from ..tensor import BatchedTensor, ndarray_fill
 from ._helpers import (align_front, logical_rank, logical_shape, move_bdim_to_front, ndim_of,
@@ -43,7 +45,7 @@ def copyto_rule(dst, dst_bdim, src, src_bdim, casting="same_kind", where=True,
 @batch_rule(ndarray_fill)
 def fill_rule(x, x_bdim, value, value_bdim):
     if x_bdim is None:
-        raise BatchingError(
+        raise SharedWriteError(
             "ndarray.fill: cannot fill x, which is not batched at this vmap level (shared by "
             "every example), with a value that differs per example. Create x batched "
             "(np.empty_like(v)) or use np.full_like.")
@@ -52,7 +54,7 @@ def fill_rule(x, x_bdim, value, value_bdim):
         ndarray_fill(x, value)
         return None, None
     if x_bdim is None:
-        raise BatchingError(
+        raise SharedWriteError(
             "ndarray.fill: cannot fill the array (not batched at this vmap level, so shared by "
             "every example) with a value that differs per example. Create the array batched: "
             "np.full_like(value, value, shape=...).")
@@ -121,12 +123,15 @@ def _check_flat_bounds(idx, size: int) -> None:
 def _check_outer(name: str, target, *others) -> None:
     """A write into a physical target that is a plain array, of values batched at an outer
     level: every example of that level would write into the same array."""
-    if type(target) is not BatchedTensor and scan_level(others) is not None:
-        raise BatchingError(
+    outer = scan_level(others)
+    if type(target) is not BatchedTensor and outer is not None:
+        e = SharedWriteError(
             f"{name}: the array written into is not batched at an outer vmap level at which "
             f"the values or indices are batched, so the examples of that level would all write "
             f"into it. Create it from a batched value of that level (np.zeros_like(x), "
-            f"x.copy()).")
+            f"x.copy()).", level=outer)
+        e.targets = (target,)
+        raise e
 
 
 def _scatter_flat(name: str, target, flat, vals) -> None:
@@ -142,10 +147,10 @@ def _scatter_flat(name: str, target, flat, vals) -> None:
     target[(np.reshape(np.arange(n, like=innermost(target)), (n, 1)),) + coords] = vals
 
 
-def _shared_target(name: str, target: str, **others) -> BatchingError:
+def _shared_target(name: str, target: str, **others) -> SharedWriteError:
     batched = [k for k, b in others.items() if b is not None]
     what = " and ".join(batched) or "an argument"
-    return BatchingError(
+    return SharedWriteError(
         f"{name}: cannot write into `{target}`, which is not batched at this vmap level (shared "
         f"by every example), while `{what}` differ{'s' if len(batched) == 1 else ''} per example. "
         f"Create `{target}` from a batched value (np.zeros_like(x), x.copy()) so that every "
