@@ -17,6 +17,7 @@ from .diagnostics import raised_by_batchtensor, user_line, user_stacklevel
 from .errors import BatchingError, DataDependentError, PerformanceWarning, rerun_reason
 from .levels import (Level, close_level, open_level, random_scope, resume_session,
                      session_tick)
+from .numpy_random import stream_argument
 from .pytree import LEAF, broadcast_prefix, flatten, keystr, leaf_paths, unflatten
 from .registry import is_physical_type
 from .rules.ragged import is_ragged
@@ -260,9 +261,12 @@ class VmapFunction:
             level.watches_writes = True
             first.append(level)
         try:
-            wrapped = [leaf if ax is None else _wrap_input(leaf, ax, level)
+            # a NumPy Generator / RandomState passed in draws as the loop draws from it
+            wrapped = [stream_argument(leaf) if ax is None else _wrap_input(leaf, ax, level)
                        for leaf, ax in zip(leaves, axes)]
             args = wrapped if treedef is None else unflatten(treedef, wrapped)
+            if kwargs:
+                kwargs = {k: stream_argument(v) for k, v in kwargs.items()}
             out = self.func(*args, **kwargs)
             return _not_a_view_of_inputs(unwrap_outputs(level, out, self.out_axes, "out_axes"),
                                          leaves, axes)
