@@ -105,11 +105,23 @@ _SIGNATURES["global"] = dict(_SIGNATURES["RandomState"], ranf=("size",), sample=
 
 
 class _Global:
-    """NumPy's global random state as a source of draws: numpy.random's own functions."""
+    """NumPy's global random state as a source of draws: numpy.random's functions, which are
+    the methods of one RandomState (``numpy.random.mtrand._rand``)."""
 
     def __init__(self) -> None:
-        for name in _GLOBAL_FUNCTIONS:
-            setattr(self, name, ORIGINALS[name])
+        for name in _RANDOMSTATE_METHODS:
+            setattr(self, name, getattr(_RAND, name))
+        self.ranf = self.sample = _RAND.random_sample
+
+    @staticmethod
+    def seed(seed=None):
+        """``numpy.random.seed`` on the RandomState itself (NumPy's function reads it from its
+        module, where a vmap puts the per-example stand-in)."""
+        bits = _RAND._bit_generator
+        if isinstance(bits, np.random.MT19937):
+            return _RAND.seed(seed)
+        bits.state = type(bits)(seed).state
+        return None
 
     def __repr__(self) -> str:
         return "numpy.random (the global RandomState)"
@@ -381,7 +393,7 @@ def draw(source: _Source, name: str, args: tuple, kwargs: dict, call: str):
     _batched_in(args, found)
     _batched_in(list(kwargs.values()), found)
     at = {lv for x in found for lv, _ in _chain(x) if lv in levels}
-    own = [lv for lv, n in zip(source.levels, source.gens.shape) if n > 1]
+    own = [lv for lv, n in zip(source.levels, source.gens.shape) if n != 1]
     batch = [lv for lv in levels if lv in different or lv in at or lv in own]
     if name in _NOT_ARRAYS:
         if batch and math.prod(lv.size for lv in batch) != 1:
@@ -566,14 +578,18 @@ def _check_target(name: str, args: tuple, kwargs: dict, target, batch: list,
 
 def _empty(gen, name: str, args: tuple, kwargs: dict, grid: tuple, batch: list, found: list,
            call: str):
-    """The draw of no examples: its shape and dtype from one draw of a copy of the state."""
-    if found:
-        raise BatchingError(f"{call} runs once per example here and learns its result's shape "
-                            f"from the examples: with batch size 0 there are none")
+    """The draw of no examples: its shape and dtype from a draw of nothing (the batch's draw
+    in one call), or from one example's draw, on a copy of the state."""
     if gen is _GLOBAL:
         gen, name = copy.deepcopy(_RAND), _ALIASES.get(name, name)
     else:
         gen = _clone(gen)
+    res = _one_call(gen, _kind(gen), name, args, kwargs, batch, found)
+    if res is not _NO:
+        return res
+    if found:
+        raise BatchingError(f"{call} runs once per example here and learns its result's shape "
+                            f"from the examples: with batch size 0 there are none")
     one = np.asarray(getattr(gen, name)(*args, **kwargs))
     return _wrap(np.empty(grid + one.shape, dtype=one.dtype), batch)
 
@@ -888,9 +904,14 @@ def _global_function(name: str) -> Callable:
 
 
 _GLOBAL_SOURCE = _Source(_GLOBAL, (), _RAND, what="global")
+#: ``numpy.random.mtrand._rand`` while a vmap runs (what ``check_random_state(None)`` returns in
+#: SciPy and scikit-learn): the global state, drawn as numpy.random's functions draw
+_GLOBAL_RANDOMSTATE = None
 
 for _name in _GLOBAL_FUNCTIONS:
     conversions.intercept(np.random, _name, _global_function(_name))
+_GLOBAL_RANDOMSTATE = _randomstate(_GLOBAL_SOURCE)
+conversions.intercept(np.random.mtrand, "_rand", _GLOBAL_RANDOMSTATE)
 conversions.intercept(np.random, "default_rng", _default_rng)
 conversions.intercept(np.random, "Generator", _stand_in(_Generator, _generator_class))
 conversions.intercept(np.random, "RandomState", _stand_in(_RandomState, _randomstate_class))
