@@ -671,9 +671,11 @@ def vmap(func: Callable | None = None, in_axes: Any = 0, out_axes: Any = 0, *,
       functions, where the plain loop beats one vectorised pass because each example fits in
       cache. Inside an outer vmap an example counts its bytes times the outer batch size,
       and a chunk of one example (still vectorised over the outer ones) is allowed.
-    - ``randomness``: how ``bt.random`` draws behave inside: "error" (raise), "different"
-      (an independent draw per example, reproducible whatever the batch size or chunking) or
-      "same" (one draw shared by the batch). Plain ``numpy.random`` draws one shared sample.
+    - ``randomness``: how random draws inside behave: "error" (raise), "different" (each
+      example its own draw: for ``numpy.random``'s functions and NumPy generators passed in,
+      the loop's numbers; for ``bt.random``, reproducible whatever the batch size or
+      chunking) or "same" (one draw shared by the batch). A NumPy generator seeded inside
+      ``f`` gives the loop's numbers in every mode (docs/semantics.md, Randomness).
     - ``fallback``: what happens where only a per-example run gives the loop's result (None:
       ``bt.config.fallback``, "warn" by default). An op without a batch rule for its arguments
       runs once per example; a function that converts a batched value to a Python scalar

@@ -110,7 +110,8 @@ class _Global:
 
     def __init__(self) -> None:
         for name in _RANDOMSTATE_METHODS:
-            setattr(self, name, getattr(_RAND, name))
+            if name != "seed":
+                setattr(self, name, getattr(_RAND, name))
         self.ranf = self.sample = _RAND.random_sample
 
     @staticmethod
@@ -666,7 +667,7 @@ class BatchRandomState(_RandomState):
         if gen is None:
             raise BatchingError("a RandomState that stands for one per example cannot be "
                                 "pickled")
-        return gen.__reduce__()
+        return (_RAND if gen is _GLOBAL else gen).__reduce__()
 
 
 for _name in _GENERATOR_METHODS:
