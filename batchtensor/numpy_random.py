@@ -36,6 +36,7 @@ from __future__ import annotations
 
 import copy
 import inspect
+import itertools
 import linecache
 import math
 import os
@@ -497,19 +498,11 @@ def _per_example(source: _Source, kind: str, name: str, args: tuple, kwargs: dic
     target = _IN_PLACE.get(name)
     if target is not None or "out" in kwargs:
         _check_target(name, args, kwargs, target, batch, call)
-    results = []
-    starts: dict = {}
-    for idx in np.ndindex(*grid) if grid else [()]:
-        gen = gens_b[tuple(i if gens_b.shape[k] > 1 else 0 for k, i in enumerate(idx))]
-        if shared_axes:
-            first = tuple(0 if k in shared_axes else i for k, i in enumerate(idx))
-            if first == idx:
-                starts[(id(gen), first)] = _get_state(gen)
-            else:
-                _set_state(gen, starts[(id(gen), first)])
-        a = _example(args, fronts, idx)
-        k = _example(kwargs, fronts, idx)
-        results.append(getattr(gen, name)(*a, **k))
+    if gens_b.size == 1 and not found and not shared_axes:  # the same call, n times in turn
+        method = getattr(gens_b.flat[0], name)
+        results = [method(*args, **kwargs) for _ in range(math.prod(grid))]
+    else:
+        results = _calls(gens_b, name, args, kwargs, grid, shared_axes, fronts)
     if target is not None:
         return None
     if "out" in kwargs and kwargs["out"] is not None:
@@ -519,12 +512,39 @@ def _per_example(source: _Source, kind: str, name: str, args: tuple, kwargs: dic
     if all(r is None for r in results):
         return None
     try:
-        phys = np.stack([np.asarray(r) for r in results])
+        phys = np.stack(results)
     except ValueError as e:
         raise DataDependentError(f"{call}: the examples' draws differ in shape, so they cannot "
                                  f"be stacked (the loop's np.stack fails too)", batch[0]) from e
     phys = np.reshape(phys, grid + phys.shape[1:])
     return _wrap(phys, batch, array0d=type(results[0]) is np.ndarray)
+
+
+def _calls(gens, name: str, args: tuple, kwargs: dict, grid: tuple, shared_axes: list,
+           fronts: dict) -> list:
+    """``getattr(gen, name)(*example args)`` for every example, in the loop's order; the
+    examples along ``shared_axes`` start from one state."""
+    gen_axes = [k for k, n in enumerate(gens.shape) if n != 1]
+    methods = np.empty(gens.shape, dtype=object)
+    for i, gen in enumerate(gens.flat):
+        methods.flat[i] = getattr(gen, name)
+    methods = methods.reshape(tuple(gens.shape[k] for k in gen_axes))
+    results, starts = [], {}
+    for idx in itertools.product(*map(range, grid)):
+        gi = tuple(idx[k] for k in gen_axes)
+        method = methods[gi]
+        if shared_axes:
+            gen = gens[tuple(idx[k] if k in gen_axes else 0 for k in range(len(idx)))]
+            first = tuple(0 if k in shared_axes else i for k, i in enumerate(idx))
+            if first == idx:
+                starts[first] = _get_state(gen)
+            else:
+                _set_state(gen, starts[first])
+        if fronts:
+            results.append(method(*_example(args, fronts, idx), **_example(kwargs, fronts, idx)))
+        else:
+            results.append(method(*args, **kwargs))
+    return results
 
 
 def _example(obj, fronts: dict, idx: tuple):
@@ -692,16 +712,26 @@ def _randomstate(source: _Source) -> BatchRandomState:
 
 def stream_argument(value: Any) -> Any:
     """What a vmapped function sees of an argument that is not mapped: a ``Generator`` or
-    ``RandomState`` becomes one whose draws follow ``randomness=`` (the loop draws from it
-    example after example); anything else is returned as it is."""
+    ``RandomState`` (also inside lists, tuples and dicts) becomes one whose draws follow
+    ``randomness=`` (the loop draws from it example after example); anything else is returned
+    as it is."""
+    t = type(value)
+    if t is np.ndarray or t is BatchedTensor or not config.intercept_numpy:
+        return value
     if isinstance(value, _Generator):
-        if isinstance(value, BatchGenerator) or not config.intercept_numpy:
+        if isinstance(value, BatchGenerator):
             return value
         return _generator(_Source(value, (), _state_key(value)))
     if isinstance(value, _RandomState):
-        if isinstance(value, BatchRandomState) or not config.intercept_numpy:
+        if isinstance(value, BatchRandomState):
             return value
         return _randomstate(_Source(value, (), _state_key(value)))
+    if t is list or t is tuple:
+        items = [stream_argument(v) for v in value]
+        return value if all(a is b for a, b in zip(items, value)) else t(items)
+    if t is dict:
+        items = {k: stream_argument(v) for k, v in value.items()}
+        return value if all(items[k] is v for k, v in value.items()) else items
     return value
 
 

@@ -419,6 +419,15 @@ def test_generator_keyword_argument_and_isinstance():
     assert seen == [True]
 
 
+@pytest.mark.parametrize("in_axes", [(0, None), (0, {"rng": None, "w": None})])
+def test_generator_inside_a_container_argument(in_axes):
+    f = lambda x, d: x * d["w"] + d["rng"].normal(size=3)  # noqa: E731
+    want = loop(f, examples(4), {"rng": np.random.default_rng(6), "w": 2.0})
+    got = bt.vmap(f, in_axes=in_axes, randomness="different")(
+        examples(4), {"rng": np.random.default_rng(6), "w": 2.0})
+    assert_equal(got, want)
+
+
 @pytest.mark.parametrize("n", (0,) + SIZES)
 def test_generator_argument_same_and_error(n):
     f = GEN_DRAWS["normal"]
