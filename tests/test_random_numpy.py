@@ -1,4 +1,4 @@
-"""Plain NumPy randomness inside a vmapped function (batchtensor/numpy_random.py).
+"""Plain NumPy randomness inside a vmapped function (numpy_random.py, numpy_streams.py).
 
 Every source (numpy.random's functions, a Generator or RandomState passed in, one made inside
 ``f`` with or without a seed) under every ``randomness=`` mode, at batch sizes 0, 1 and several,
