@@ -72,7 +72,8 @@ def _method(name: str, cls_name: str) -> Callable:
 
     method.__name__ = name
     method.__qualname__ = f"Batch{cls_name}.{name}"
-    method.__doc__ = getattr(getattr(np.random, cls_name), name).__doc__
+    method.__doc__ = (f"``numpy.random.{cls_name}.{name}``, drawn for every example as the "
+                      f"per-example loop draws (batchtensor.numpy_random).")
     return method
 
 
@@ -160,7 +161,14 @@ def stream_argument(value: Any) -> Any:
     """What a vmapped function sees of an argument that is not mapped: a ``Generator`` or
     ``RandomState`` (also inside lists, tuples and dicts) becomes one whose draws follow
     ``randomness=`` (the loop draws from it example after example); anything else is returned
-    as it is."""
+    as it is.
+
+    >>> import numpy as np
+    >>> from batchtensor.numpy_random import stream_argument
+    >>> g = stream_argument(np.random.default_rng(0))
+    >>> isinstance(g, np.random.Generator), g.normal() == np.random.default_rng(0).normal()
+    (True, True)
+    """
     t = type(value)
     if t is np.ndarray or t is BatchedTensor or not config.intercept_numpy:
         return value

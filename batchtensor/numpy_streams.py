@@ -188,6 +188,16 @@ def chain(x) -> list:
 
 
 def batched_in(obj, found: list) -> None:
+    """Append the BatchedTensors of ``obj`` (a value, or lists / tuples of values) to ``found``.
+
+    >>> import numpy as np, batchtensor as bt
+    >>> from batchtensor.numpy_streams import batched_in
+    >>> found = []
+    >>> with bt.vmap_level():
+    ...     batched_in((1.0, [bt.BatchedTensor(np.zeros((2, 3)))]), found)
+    >>> len(found)
+    1
+    """
     t = type(obj)
     if t is BatchedTensor:
         found.append(obj)
@@ -199,7 +209,17 @@ def batched_in(obj, found: list) -> None:
 def front(x, levels: list):
     """``x``'s physical array with one leading axis per level of ``levels`` (its batch axis
     there, or size 1), then its logical axes. A per-example rerun's level (of one example),
-    which ``levels`` leaves out, gives its one example."""
+    which ``levels`` leaves out, gives its one example.
+
+    >>> import numpy as np, batchtensor as bt
+    >>> from batchtensor.numpy_streams import front
+    >>> with bt.vmap_level() as outer, bt.vmap_level() as inner:
+    ...     x = bt.BatchedTensor(bt.BatchedTensor(np.zeros((4, 2, 3)), bdim=2, level=outer),
+    ...                          bdim=0, level=inner)
+    ...     y = bt.BatchedTensor(np.zeros((4, 2)), bdim=0, level=inner)
+    ...     front(x, [outer, inner]).shape, front(y, [outer, inner]).shape
+    ((3, 4, 2), (1, 4, 2))
+    """
     links = chain(x)
     phys = x
     while type(phys) is BatchedTensor:
@@ -308,6 +328,7 @@ def _here() -> str:
 
 
 def mode_error(call: str, level) -> BatchingError:
+    """The error for a draw at a level of ``randomness='error'``, naming the call and line."""
     return BatchingError(
         f"{call} was called inside vmap with randomness='error' (the default; vmap level "
         f"{level.id}){_here()}. In the per-example loop each example draws its own numbers. "
@@ -316,6 +337,7 @@ def mode_error(call: str, level) -> BatchingError:
 
 
 def rerun_error(call: str, why: str, level) -> RandomOrderError:
+    """What only a run once per example can draw: the rerun reason at ``level``."""
     return RandomOrderError(
         f"{call}{_here()}: {why}, which one vectorised pass cannot give (vmap level "
         f"{level.id}). vmap reruns the function once per example unless fallback='error'.",
@@ -336,7 +358,18 @@ def _bind(names: tuple | None, args: tuple, kwargs: dict) -> dict | None:
 
 
 def draw(source: Source, name: str, args: tuple, kwargs: dict, call: str):
-    """``getattr(generator, name)(*args, **kwargs)`` for every example, as the loop draws."""
+    """``getattr(generator, name)(*args, **kwargs)`` for every example, as the loop draws.
+
+    >>> import numpy as np, batchtensor as bt
+    >>> from batchtensor.numpy_streams import GLOBAL, RAND, Source, draw
+    >>> np.random.seed(0)
+    >>> with bt.vmap_level(3, randomness="different") as level:
+    ...     z = level.unwrap(draw(Source(GLOBAL, (), RAND), "normal", (), {"size": 2},
+    ...                           "np.random.normal()"))
+    >>> np.random.seed(0)
+    >>> bool((z == np.random.normal(size=(3, 2))).all())
+    True
+    """
     levels = vectorised_levels()
     single = source.single
     if not levels:
@@ -590,6 +623,13 @@ _ALIASES = {"ranf": "random_sample", "sample": "random_sample"}
 
 
 def shared(gen, levels: list) -> np.ndarray:
+    """``gen`` as the one generator of every example of ``levels`` (a ``Source``'s gens).
+
+    >>> import numpy as np
+    >>> from batchtensor.numpy_streams import shared
+    >>> shared("g", [None, None]).shape
+    (1, 1)
+    """
     out = np.empty((1,) * len(levels), dtype=object)
     out[(0,) * len(levels)] = gen
     return out
