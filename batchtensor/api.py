@@ -290,7 +290,12 @@ class VmapFunction:
         # of a 1-d argument); a value of an outer level stays batched there
         mapped = [iter(leaf if ax == 0 else np.moveaxis(leaf, ax, 0))
                   for leaf, ax in zip(leaves, axes) if ax is not None]
-        example = list(leaves)
+        # a NumPy Generator passed in: the same stand-in as in the first pass (a vmap inside
+        # f that captures it draws from it per example)
+        example = [stream_argument(leaf) if ax is None else leaf
+                   for leaf, ax in zip(leaves, axes)]
+        if kwargs:
+            kwargs = {k: stream_argument(v) for k, v in kwargs.items()}
         slots = [j for j, ax in enumerate(axes) if ax is not None]
         func, outs, rewind, nd = self.func, [], scope.rewind, np.ndarray
         try:

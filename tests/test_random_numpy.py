@@ -732,3 +732,30 @@ def test_small_integer_draws_are_not_one_stream():
     a, b = np.random.RandomState(3), np.random.RandomState(3)
     each = np.stack([a.randint(0, 10, size=3, dtype=np.int8) for _ in range(5)])
     assert not np.array_equal(each, b.randint(0, 10, size=(5, 3), dtype=np.int8))
+
+
+def test_an_inner_rerun_rewinds_a_stream_of_the_callers():
+    def outer(x, g):
+        # float(y) of the inner level alone: the inner vmap reruns, from g's state before it
+        return x[0] + bt.vmap(lambda y: g.normal() * float(y), randomness="different")(
+            np.arange(1.0, 4.0))
+
+    g_loop, g_vmap = np.random.default_rng(12), np.random.default_rng(12)
+    want = np.stack([x[0] + np.stack([g_loop.normal() * y for y in np.arange(1.0, 4.0)])
+                     for x in examples(3)])
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", bt.PerformanceWarning)
+        got = bt.vmap(outer, in_axes=(0, None), randomness="different")(examples(3), g_vmap)
+    assert_equal(got, want)
+    assert g_vmap.bit_generator.state == g_loop.bit_generator.state
+
+
+def test_out_that_is_not_batched_is_refused():
+    def f(x, g):
+        buf = np.empty(3)
+        g.random(out=buf)
+        return buf + x
+
+    with pytest.raises(bt.BatchingError, match=r"Generator\.random\(\).*not batched"):
+        bt.vmap(f, in_axes=(0, None), randomness="different")(examples(3),
+                                                               np.random.default_rng(0))
