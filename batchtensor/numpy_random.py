@@ -3,10 +3,12 @@
 NumPy's random functions take no array arguments, so NumPy never dispatches them: without
 help, ``np.random.normal(size=3)`` inside ``f`` would draw once and every example would share
 the draw. While a vmap level is open, this module replaces (``conversions.intercept``) the
-module-level functions of ``numpy.random`` and the constructors ``default_rng``,
-``Generator``, ``RandomState``, ``SeedSequence`` and the bit generators, and vmap wraps the
-``Generator`` / ``RandomState`` objects passed to ``f`` as arguments. Every draw then does what
-the per-example loop does, under the vmap's ``randomness=``:
+module-level functions of ``numpy.random``, ``numpy.random.mtrand._rand`` (the global
+RandomState that ``check_random_state(None)`` returns in SciPy and scikit-learn) and the
+constructors ``default_rng``, ``Generator``, ``RandomState``, ``SeedSequence`` and the bit
+generators, and vmap wraps the ``Generator`` / ``RandomState`` objects passed to ``f`` as
+arguments. Every draw then does what the per-example loop does, under the vmap's
+``randomness=`` (``numpy_streams`` draws):
 
 - a *stream* (NumPy's global state, a generator passed in or made inside ``f`` from a bit
   generator of the caller's): the loop draws example 0's numbers, then example 1's, ... from
@@ -21,6 +23,10 @@ the per-example loop does, under the vmap's ``randomness=``:
   generator per example; no seed (fresh OS entropy) independent numbers per example under
   ``"different"``, one generator under ``"same"``, and an error at the first draw under
   ``"error"``.
+
+A Generator captured from outside ``f`` (a closure, a global) is drawn from by its own C
+methods, which nothing can intercept: it draws one sample for every example (docs/semantics.md
+says so and what to do).
 
 >>> import numpy as np, batchtensor as bt
 >>> np.random.seed(0)
@@ -93,7 +99,7 @@ class BatchGenerator(_Generator):
 
     def __repr__(self) -> str:
         gen = self._bt_source.single
-        return f"{gen!r} (batchtensor: per example)" if gen is not None else \
+        return f"{gen!r} (batchtensor)" if gen is not None else \
             "Generator (batchtensor: one per example)"
 
     @property
