@@ -107,14 +107,22 @@ def _methods(f, kind, hand, xs):
             "bt.vmap": lambda: v(data), "bt.vmap fallback='error'": lambda: ve(data)}
 
 
-def measure(batch: int, repeat: int) -> dict:
+def checked(batch: int) -> dict:
+    """Every workload's methods, each checked to give the loop's numbers exactly."""
     xs = np.random.default_rng(0).normal(size=(batch,) + SHAPE)
-    results = {}
+    out = {}
     for name, (f, kind, hand) in WORKLOADS.items():
         methods = _methods(f, kind, hand, xs)
         want = methods["loop"]()
-        for k, fn in methods.items():  # the loop's numbers, exactly, before anything is timed
+        for k, fn in methods.items():
             np.testing.assert_array_equal(fn(), want, err_msg=f"{name}: {k}")
+        out[name] = methods
+    return out
+
+
+def measure(batch: int, repeat: int) -> dict:
+    results = {}
+    for name, methods in checked(batch).items():  # the loop's numbers before any timing
         samples = {k: [] for k in methods}
         for _ in range(repeat):
             for k, fn in methods.items():

@@ -10,6 +10,8 @@ behaviour.
 
 from __future__ import annotations
 
+import pathlib
+import sys
 import threading
 import warnings
 
@@ -759,3 +761,13 @@ def test_out_that_is_not_batched_is_refused():
     with pytest.raises(bt.BatchingError, match=r"Generator\.random\(\).*not batched"):
         bt.vmap(f, in_axes=(0, None), randomness="different")(examples(3),
                                                                np.random.default_rng(0))
+
+
+def test_the_benchmarks_methods_draw_the_loops_numbers():
+    # bench/random_numpy.py times these; here only their results are compared (not timed)
+    sys.path.insert(0, str(pathlib.Path(__file__).resolve().parents[1] / "bench"))
+    import random_numpy  # noqa: PLC0415  (the bench directory is not a package)
+
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", bt.PerformanceWarning)
+        assert len(random_numpy.checked(6)) == len(random_numpy.WORKLOADS)
