@@ -353,6 +353,22 @@ def test_in_place_shuffle_of_a_mapped_argument_is_the_loops():
     np.testing.assert_array_equal(b, a)  # the caller's rows shuffled as the loop shuffles them
 
 
+def test_scipy_distributions_given_random_state_numpy_random():
+    stats = pytest.importorskip("scipy.stats", reason="SciPy is an optional test dependency")
+    f = lambda x: x + stats.norm.rvs(size=3, random_state=np.random)  # noqa: E731
+    np.random.seed(3)
+    want = loop(f, examples(4))
+    np.random.seed(3)
+    assert_equal(bt.vmap(f, randomness="different")(examples(4)), want)
+    # SciPy converts the batched shape with its own `asarray` (bound at import): a rerun, which
+    # rewinds the generator passed in and draws from it example after example
+    g = lambda x, rng: stats.gamma.rvs(x + 1, random_state=rng)  # noqa: E731
+    want = loop(g, examples(4), np.random.default_rng(2))
+    got = bt.vmap(g, in_axes=(0, None), randomness="different", fallback="silent")(
+        examples(4), np.random.default_rng(2))
+    assert_equal(got, want)
+
+
 def test_intercept_off_leaves_numpy_random_alone():
     with bt.config(intercept_numpy=False):
         out = bt.vmap(lambda x: x * 0 + np.random.normal(size=3))(examples(4))
