@@ -26,7 +26,7 @@ import weakref
 import numpy as np
 
 from .diagnostics import user_site
-from .errors import BatchingError, DataDependentError, RandomOrderError, unbatched_out_error
+from .errors import BatchingError, DataDependentError, RandomOrderError
 from .levels import active_levels, note_write, rerun_hooks
 from .tensor import BatchedTensor, new_batched
 
@@ -625,12 +625,11 @@ def _check_target(name: str, args: tuple, kwargs: dict, target, batch: list,
         if x is None:
             return
     mine = {lv for lv, _ in chain(x)}
-    if any(lv not in mine for lv in batch):
-        if target is None:
-            raise unbatched_out_error(call)
-        raise rerun_error(call, f"shuffles {target} in place, and {target} is shared by examples "
-                        f"that draw different numbers", next(lv for lv in batch
-                                                             if lv not in mine))
+    missing = [lv for lv in batch if lv not in mine]
+    if missing:  # the loop writes each example's numbers into its own array, or in turn
+        what = "shuffles x in place" if target is not None else "writes into out="
+        raise rerun_error(call, f"{what}, an array that is not batched (one array for examples "
+                          f"that draw different numbers)", missing[0])
     phys = x
     while type(phys) is BatchedTensor:
         phys = phys._value

@@ -768,22 +768,16 @@ def test_an_inner_rerun_rewinds_a_stream_of_the_callers():
     assert g_vmap.bit_generator.state == g_loop.bit_generator.state
 
 
-def test_out_that_is_not_batched_is_refused():
+def test_out_that_is_not_batched_reruns():
     def f(x, g):
         buf = np.empty(3)
         g.random(out=buf)
         return buf + x
 
-    with pytest.raises(bt.BatchingError, match=r"Generator\.random\(\).*not batched"):
-        bt.vmap(f, in_axes=(0, None), randomness="different")(examples(3),
-                                                               np.random.default_rng(0))
-
-
-def test_the_benchmarks_methods_draw_the_loops_numbers():
-    # bench/random_numpy.py times these; here only their results are compared (not timed)
-    sys.path.insert(0, str(pathlib.Path(__file__).resolve().parents[1] / "bench"))
-    import random_numpy  # noqa: PLC0415  (the bench directory is not a package)
-
-    with warnings.catch_warnings():
-        warnings.simplefilter("ignore", bt.PerformanceWarning)
-        assert len(random_numpy.checked(6)) == len(random_numpy.WORKLOADS)
+    want = loop(f, examples(3), np.random.default_rng(0))
+    got = bt.vmap(f, in_axes=(0, None), randomness="different", fallback="silent")(
+        examples(3), np.random.default_rng(0))
+    assert_equal(got, want)
+    with pytest.raises(RandomOrderError, match=r"Generator\.random\(\).*out=.*not batched"):
+        bt.vmap(f, in_axes=(0, None), randomness="different", fallback="error")(
+            examples(3), np.random.default_rng(0))
