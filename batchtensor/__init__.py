@@ -17,6 +17,7 @@ from .rules import (creation, differences, elementwise, fft, histograms,  # noqa
                     indexing, joining, linalg, metadata, moments, placement, polynomial,
                     products, quantiles, reductions, selection, setops, shape, sorting, views)
 from . import random
+from . import numpy_random as _numpy_random  # noqa: F401  (numpy.random inside vmap)
 from .api import vmap, vmap_level
 from .config import config
 from .errors import BatchingError, EscapedBatchedTensorError, PerformanceWarning

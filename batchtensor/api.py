@@ -18,6 +18,7 @@ from .errors import (BatchingError, DataDependentError, PerformanceWarning, Shar
                      rerun_reason)
 from .levels import (Level, close_level, open_level, random_scope, resume_session,
                      session_tick)
+from .numpy_random import stream_argument
 from .pytree import LEAF, broadcast_prefix, flatten, keystr, leaf_paths, unflatten
 from .registry import is_physical_type
 from .rules.ragged import is_ragged
@@ -261,9 +262,12 @@ class VmapFunction:
             level.watches_writes = True
             first.append(level)
         try:
-            wrapped = [leaf if ax is None else _wrap_input(leaf, ax, level)
+            # a NumPy Generator / RandomState passed in draws as the loop draws from it
+            wrapped = [stream_argument(leaf) if ax is None else _wrap_input(leaf, ax, level)
                        for leaf, ax in zip(leaves, axes)]
             args = wrapped if treedef is None else unflatten(treedef, wrapped)
+            if kwargs:
+                kwargs = {k: stream_argument(v) for k, v in kwargs.items()}
             out = self.func(*args, **kwargs)
             return _not_a_view_of_inputs(unwrap_outputs(level, out, self.out_axes, "out_axes"),
                                          leaves, axes)
@@ -287,7 +291,12 @@ class VmapFunction:
         # of a 1-d argument); a value of an outer level stays batched there
         mapped = [iter(leaf if ax == 0 else np.moveaxis(leaf, ax, 0))
                   for leaf, ax in zip(leaves, axes) if ax is not None]
-        example = list(leaves)
+        # a NumPy Generator passed in: the same stand-in as in the first pass (a vmap inside
+        # f that captures it draws from it per example)
+        example = [stream_argument(leaf) if ax is None else leaf
+                   for leaf, ax in zip(leaves, axes)]
+        if kwargs:
+            kwargs = {k: stream_argument(v) for k, v in kwargs.items()}
         slots = [j for j, ax in enumerate(axes) if ax is not None]
         func, outs, rewind, nd = self.func, [], scope.rewind, np.ndarray
         try:
@@ -714,9 +723,11 @@ def vmap(func: Callable | None = None, in_axes: Any = 0, out_axes: Any = 0, *,
       functions, where the plain loop beats one vectorised pass because each example fits in
       cache. Inside an outer vmap an example counts its bytes times the outer batch size,
       and a chunk of one example (still vectorised over the outer ones) is allowed.
-    - ``randomness``: how ``bt.random`` draws behave inside: "error" (raise), "different"
-      (an independent draw per example, reproducible whatever the batch size or chunking) or
-      "same" (one draw shared by the batch). Plain ``numpy.random`` draws one shared sample.
+    - ``randomness``: how random draws inside behave: "error" (raise), "different" (each
+      example its own draw: for ``numpy.random``'s functions and NumPy generators passed in,
+      the loop's numbers; for ``bt.random``, reproducible whatever the batch size or
+      chunking) or "same" (one draw shared by the batch). A NumPy generator seeded inside
+      ``f`` gives the loop's numbers in every mode (docs/semantics.md, Randomness).
     - ``fallback``: what happens where only a per-example run gives the loop's result (None:
       ``bt.config.fallback``, "warn" by default). An op without a batch rule for its arguments
       runs once per example; a function that converts a batched value to a Python scalar

@@ -32,8 +32,10 @@ _HELP = (
     "and np.take(a, idx) do not dispatch on the index: use np.take_along_axis(a, idx, axis), "
     "which does); writing a batched value into a plain "
     "array created inside the function (create it batched: np.zeros_like(x, shape=...)); a "
-    "numpy.random Generator method given a batched parameter (use bt.random.default_rng(...), "
-    "which is batch-aware); a NumPy function that is not dispatched (see docs/semantics.md)."
+    "numpy.random Generator captured from outside the function given a batched parameter "
+    "(pass it to the function as an argument, or make it inside, and vmap follows its draws; "
+    "or use bt.random.default_rng(...)); a NumPy function that is not dispatched (see "
+    "docs/semantics.md)."
 )
 
 

@@ -50,6 +50,20 @@ class SharedWriteError(BatchingError):
         self.targets = None  # the arrays written (the dispatcher fills them in)
 
 
+class RandomOrderError(BatchingError):
+    """Plain NumPy randomness (``np.random.*``, a NumPy Generator) whose numbers for each
+    example only a run of the function once per example draws as the loop does: a second draw
+    from one random state while the examples run together (the loop draws all of example 0's
+    numbers first), a result that is no array, a seed given per example. ``level`` is the vmap
+    level whose examples must run one by one; ``reason`` says why, for the rerun's warning.
+    ``vmap`` reruns the function per example for it, unless ``fallback="error"``."""
+
+    def __init__(self, message: str, level=None, reason: str = ""):
+        super().__init__(message)
+        self.level = level
+        self.reason = reason or message
+
+
 class EscapedBatchedTensorError(BatchingError):
     """A BatchedTensor was used after the vmap level it belongs to had closed."""
 
@@ -93,4 +107,6 @@ def rerun_reason(exc: BaseException) -> tuple | None:
         return exc.level, "a value's shape depends on the data and differs between examples"
     if isinstance(exc, SharedWriteError):
         return exc.level, "a batched value is written into an array shared by every example"
+    if isinstance(exc, RandomOrderError):
+        return exc.level, exc.reason
     return None

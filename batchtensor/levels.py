@@ -9,7 +9,7 @@ from .errors import EscapedBatchedTensorError
 
 __all__ = ["Level", "open_level", "close_level", "current_level", "active_levels",
            "random_scope", "current_session", "session_tick", "resume_session",
-           "RandomSession", "memory_root", "is_input_memory", "note_write"]
+           "RandomSession", "memory_root", "is_input_memory", "note_write", "rerun_hooks"]
 
 _ids = itertools.count(1)  # itertools.count is atomic under the GIL: ids are unique across threads
 
@@ -201,11 +201,19 @@ def session_tick() -> int:
     return 0 if session is None else session.tick
 
 
+#: ``hook(level)`` for each random source other than ``bt.random`` (``numpy_random``), called by
+#: ``resume_session``: it puts back the states that ``level``'s first pass drew from
+rerun_hooks: list = []
+
+
 def resume_session(level: Level) -> None:
     """Make the session that closing ``level`` ended current again (for a rerun of the same
-    examples, which must draw what the first pass drew: the same generators' epochs)."""
+    examples, which must draw what the first pass drew: the same generators' epochs), and let
+    the other random sources rewind to where the first pass began (``rerun_hooks``)."""
     if level.ended_session is not None and _state.session is None:
         _state.session = level.ended_session
+    for hook in rerun_hooks:
+        hook(level)
 
 
 def random_scope() -> _Scope:
