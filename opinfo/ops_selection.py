@@ -301,6 +301,14 @@ def apply_over_axes_samples(rng, dtype):
     yield SampleInput((_bad_shape, a(2, 3, 4), 0), {}, "wrong result shape (ValueError)")
 
 
+def _compress_method(condition, a, **kw):
+    return a.compress(condition, **kw)
+
+
+def _choose_method(a, choices, **kw):
+    return a.choose(choices, **kw)
+
+
 OPS = [
     # np.take dispatches on `a` only: with a plain `a` NumPy's own take meets the batched
     # indices and raises the clear conversion error (unbatched_self).
@@ -318,6 +326,11 @@ OPS = [
     OpInfo("select", np.select, select_samples, "decomposition", dtypes=(np.float64, np.int32),
            undispatched=(-1,), notes="default= is not dispatched by NumPy"),
     OpInfo("compress", np.compress, compress_samples, "rule", dtypes=F64_I64),
+    # a plain array's own method meets a batched argument it converts: the clear error
+    OpInfo("ndarray.compress", _compress_method, compress_samples, "rule", covers=np.compress,
+           dtypes=F64_I64, undispatched=(0,)),
+    OpInfo("ndarray.choose", _choose_method, choose_samples, "rule", covers=np.choose,
+           dtypes=F64_I64, unbatched_self=True),
     OpInfo("extract", np.extract, extract_samples, "decomposition", dtypes=(np.float64,)),
     OpInfo("diag", np.diag, diag_samples, "rule", dtypes=(np.float64, np.bool_)),
     OpInfo("diagflat", np.diagflat, diagflat_samples, "rule", dtypes=(np.float64,)),
