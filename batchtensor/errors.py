@@ -69,9 +69,10 @@ def unbatched_out_error(name: str, target: str = "out=") -> BatchingError:
 
 _last_refusal = threading.local()
 
-#: NumPy's own messages where its C code replaces the error of a conversion it attempted
-#: (``plain.flat[i] = batched``)
-SWALLOWING = frozenset({"Error setting single item of array."})
+#: NumPy's own errors (type, start of the message) that replace the error of a conversion its
+#: C code attempted: ``plain.flat[i] = batched``, ``plain.reshape(batched_size)``
+SWALLOWING = ((ValueError, "Error setting single item of array."),
+              (TypeError, "expected a sequence of integers or a single integer, got"))
 
 
 def note_refusal(level, what: str) -> None:
@@ -84,8 +85,9 @@ def swallowed_refusal(exc: BaseException) -> tuple | None:
     """``(level, what)`` of the refused conversion that NumPy's ``exc`` replaced, if ``exc``
     is one of NumPy's messages that do (``SWALLOWING``) and a conversion was refused before
     it on this thread."""
-    if type(exc) is ValueError and str(exc) in SWALLOWING:
-        return getattr(_last_refusal, "value", None)
+    for kind, start in SWALLOWING:
+        if type(exc) is kind and str(exc).startswith(start):
+            return getattr(_last_refusal, "value", None)
     return None
 
 

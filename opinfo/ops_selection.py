@@ -8,7 +8,7 @@ import numpy as np
 
 from .core import OpInfo, SampleInput
 from .ops_indexing import F64_I64, idx, mask
-from .samples import make_array
+from .samples import OUT_LOOP, make_array, out_variant
 
 
 # ---- take, take_along_axis ----------------------------------------------------------------------
@@ -342,4 +342,26 @@ OPS = [
            dtypes=(np.float64, np.int64), covers=np.apply_along_axis, unbatched_self=True),
     OpInfo("apply_over_axes", np.apply_over_axes, apply_over_axes_samples, "decomposition",
            dtypes=(np.float64,)),
+]
+
+
+def _choose_out_cases(rng, dtype):
+    a = lambda *s: make_array(rng, s, dtype)  # noqa: E731
+    yield (idx(rng, (3, 4), 2, low=0), [a(3, 4), a(3, 4)]), {}, "two choices"
+    # (mode="raise": NumPy 2.4's unbuffered clip / wrap modes write wrong values into a
+    # non-contiguous out, in the loop as under vmap)
+    yield (idx(rng, (3, 4), 2, low=0), [a(4), a(3, 4)]), {}, "broadcast"
+
+
+def _compress_out_cases(rng, dtype):
+    a = lambda *s: make_array(rng, s, dtype)  # noqa: E731
+    yield (_fixed_count(rng, 3, 2), a(3, 4)), {"axis": 0}, "axis=0"
+    yield (_fixed_count(rng, 4, 2), a(3, 4)), {"axis": 1}, "axis=1"
+
+
+OPS += [
+    OpInfo("choose.out", np.choose, out_variant(np.choose, _choose_out_cases), "loop",
+           dtypes=F64_I64, inplace=3, loop_reason=OUT_LOOP),
+    OpInfo("compress.out", np.compress, out_variant(np.compress, _compress_out_cases), "loop",
+           dtypes=F64_I64, inplace=2, loop_reason=OUT_LOOP),
 ]
