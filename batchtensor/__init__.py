@@ -17,6 +17,7 @@ from .rules import (creation, differences, elementwise, fft, histograms,  # noqa
                     indexing, joining, linalg, memory, metadata, moments, placement, polynomial,
                     products, quantiles, reductions, selection, setops, shape, sorting, views)
 from . import random
+from . import undispatched as _undispatched  # noqa: F401  (numpy's undispatched arguments)
 from .api import vmap, vmap_level
 from .config import config
 from .errors import BatchingError, EscapedBatchedTensorError, PerformanceWarning

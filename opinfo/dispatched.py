@@ -16,11 +16,16 @@ refuse ``where=``); the ufunc methods are probed on ``np.add``.
 parameters), so it knows which positions the sweep batches (the sweep maps every array leaf).
 ``EXCLUDED_POSITIONS`` lists, with the reason, the positions no sample batches on purpose;
 ``tests/test_dispatched.py`` checks that every position is one or the other.
+
+``documented_undispatched`` lists the parameters NumPy documents as arrays but leaves out of
+its dispatchers (``np.take``'s ``indices``): ``tests/test_undispatched.py`` checks that each
+is handled by ``batchtensor/undispatched.py`` or excluded with a reason.
 """
 
 from __future__ import annotations
 
 import inspect
+import re
 import warnings
 from functools import lru_cache
 from typing import Any
@@ -31,7 +36,8 @@ from batchtensor.pytree import flatten, unflatten
 
 from .universe import UFUNC_METHODS, universe
 
-__all__ = ["dispatched_positions", "batched_positions", "EXCLUDED_POSITIONS", "position_names"]
+__all__ = ["dispatched_positions", "batched_positions", "EXCLUDED_POSITIONS", "position_names",
+           "documented_undispatched"]
 
 
 # ---- NumPy's dispatchers -------------------------------------------------------------------------
@@ -298,3 +304,38 @@ EXCLUDED_POSITIONS: dict[tuple[str, str], str] = {
                          "objects can claim the call; a batched array is not a dtype (NumPy's "
                          "own TypeError, as in the loop)",
 }
+
+
+# ---- array arguments the dispatchers leave out ------------------------------------------------------
+_SECTION = re.compile(r"\n\s*Parameters\n\s*-+\n(.*?)(?:\n\s*(?:Returns|Yields|Raises|See Also|"
+                      r"Notes|Examples|Other Parameters)\n\s*-+\n|\Z)", re.S)
+_ENTRY = re.compile(r"^\s{0,8}(\*{0,2}[A-Za-z_][\w, *]*?)\s*:\s*(.*)$")
+_ARRAYISH = re.compile(r"array[_ ]?like|ndarray|\barray\b|sequence of (?:arrays|ndarrays)", re.I)
+
+
+def documented_undispatched() -> dict[str, tuple[str, ...]]:
+    """``{universe name: parameters}`` whose documented type (NumPy's numpydoc docstrings) is an
+    array (``array_like``, ``ndarray``, ``array``) but that NumPy's dispatcher leaves out."""
+    positions = dispatched_positions()
+    out: dict[str, tuple[str, ...]] = {}
+    for e in universe():
+        if e.kind != "function":
+            continue
+        sig = _signature(e.obj)
+        found = _SECTION.search(e.obj.__doc__ or "")
+        names = []
+        for line in (found.group(1) if found else "").splitlines():
+            entry = _ENTRY.match(line)
+            if not entry or not _ARRAYISH.search(entry.group(2)):
+                continue
+            for name in entry.group(1).split(","):
+                name = name.strip().lstrip("*")
+                p = sig.parameters.get(name)
+                if p is None or p.kind is p.VAR_KEYWORD:
+                    continue
+                label = f"*{name}" if p.kind is p.VAR_POSITIONAL else name
+                if label not in positions[e.name] and label not in names:
+                    names.append(label)
+        if names:
+            out[e.name] = tuple(names)
+    return out

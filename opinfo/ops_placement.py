@@ -76,6 +76,8 @@ def put_samples(rng, dtype):
                       "mode=wrap")
     yield SampleInput((a(3, 4), idx(rng, (5,), 30, low=-30), a(1)), {"mode": "clip"},
                       "mode=clip")
+    yield SampleInput((a(3, 4), idx(rng, (2,), 12), a(2)), {"mode": None}, "mode=None (raise)")
+    yield SampleInput((a(3, 4), idx(rng, (5,), 30, low=-30), a(5)), {"mode": 1}, "mode=1 (wrap)")
     yield SampleInput((a(5), idx(rng, (2,), 5), 7), {}, "python scalar v")
     yield SampleInput((a(5), idx(rng, (2,), 5), a()), {}, "0-d v")
     yield SampleInput((a(5), idx(rng, (4,), 5), a(2, 2)), {}, "2-d v is flattened")

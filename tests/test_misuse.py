@@ -166,10 +166,9 @@ CASES = [
     ("convert_range", vm(lambda x: range(x[0].astype(int)), X), TE, r"__index__"),
     ("convert_plain_getitem", vm(lambda x: np.arange(5.0)[x[0].astype(int)], X), TE,
      r"np\.take_along_axis"),
-    ("convert_plain_take", vm(lambda x: np.take(np.arange(5.0), x.astype(int)), X), TE,
+    ("convert_plain_take", vm(lambda x: _BOUND_TAKE(np.arange(5.0), x.astype(int)), X), TE,
      r"inside numpy\.take"),
-    # np.full in the function's module makes v's batch (buffers); NumPy's own does not
-    ("convert_full", vm(lambda x: sys.modules["numpy"].full(3, x[0]), X), TE,
+    ("convert_full", vm(lambda x: _BOUND_FULL(3, x[0]), X), TE,
      r"inside numpy\.full.*np\.full_like\(value, value, shape=shape\)"),
     ("convert_list_of_batched", vm(lambda x: np.sum([x[0], x[1]]), X), TE,
      r"inside numpy\.sum.*given a list or tuple of batched values.*np\.stack\(values\)"),
@@ -384,6 +383,7 @@ def _while(x):
 
 
 _BOUND_ASARRAY = np.asarray  # bound at import: beyond batchtensor.conversions' reach
+_BOUND_TAKE, _BOUND_FULL = np.take, np.full  # and beyond batchtensor.undispatched's
 
 
 def _not_intercepted(call):

@@ -18,6 +18,7 @@ import numpy as np
 import pytest
 
 import batchtensor as bt
+from batchtensor.errors import rerun_reason
 from batchtensor.tensor import CONVERSIONS, NOT_PER_EXAMPLE, BatchedTensor
 from opinfo import DATABASE
 from opinfo.universe import universe
@@ -370,3 +371,120 @@ def test_copy_protocols_are_per_example_copies():
     xs = rng.normal(size=(3, 2))
     f = lambda x: (copy.copy(x), copy.deepcopy(x))  # noqa: E731
     assert_same(bt.vmap(f)(xs), loop_vmap(f)(xs))
+
+
+# ---- a plain array's methods with a batched argument --------------------------------------------
+P = np.random.default_rng(11).normal(size=(3, 4))
+S = np.sort(P[0])
+_G = np.random.default_rng(12)
+
+
+def _bf(*s):
+    return _G.normal(size=(4,) + s)
+
+
+def _bb(*s):
+    return _G.random((4,) + s) < 0.6
+
+
+def _mutated(method, *args, **kwargs):
+    def run(*batched):
+        y = P.copy()
+        getattr(y, method)(*[b if b is not _B else batched[0] for b in args],
+                           **{k: (batched[0] if v is _B else v) for k, v in kwargs.items()})
+        return y
+    return run
+
+
+_B = object()  # where the batched argument goes
+
+#: NumPy's Python code behind these methods reaches a dispatched function or ufunc with the
+#: batched argument: vectorised, the loop's result
+DISPATCHING = {
+    "all(where=)": (lambda w: P.all(axis=0, where=w), _bb(3, 4)),
+    "any(where=)": (lambda w: P.any(where=w), _bb(3, 4)),
+    "clip(min)": (lambda m: P.clip(m), _bf(3, 4)),
+    "clip(max=)": (lambda m: P.clip(max=m), _bf(4)),
+    "clip(out=)": (lambda o: P.clip(-1, 1, out=o), _bf(3, 4)),
+    "max(out=)": (lambda o: P.max(axis=0, out=o), _bf(4)),
+    "max(where=)": (lambda w: P.max(axis=0, where=w, initial=-9.0), _bb(3, 4)),
+    "min(where=)": (lambda w: P.min(axis=1, where=w, initial=9.0), _bb(3, 4)),
+    "sum(where=)": (lambda w: P.sum(axis=0, where=w), _bb(3, 4)),
+    "sum(out=)": (lambda o: P.sum(axis=1, out=o), _bf(3)),
+    "prod(where=)": (lambda w: P.prod(where=w), _bb(3, 4)),
+    "__add__": (lambda b: P + b, _bf(4)), "__matmul__": (lambda b: P @ b, _bf(4)),
+    "__divmod__": (lambda b: divmod(P, b)[1], _bf(4)), "__eq__": (lambda b: P == b, _bf(3, 4)),
+}
+#: NumPy's C code converts the batched argument (``__array__``, ``float()``, ``__index__``):
+#: the clear conversion error, and with the default fallback the rerun per example
+CONVERTING = {
+    "take(indices)": (lambda i: P.take(i), _G.integers(0, 12, size=(4, 3))),
+    "searchsorted(v)": (lambda v: S.searchsorted(v), _bf(3)),
+    "dot(b)": (lambda b: P.dot(b), _bf(4)),
+    "compress(condition)": (lambda c: S.compress(c), np.tile([True, False, True, False], (4, 1))),
+    "choose(choices)": (lambda c: np.array([0, 1, 0]).choose([c, -c]), _bf(3)),
+    "argpartition(kth)": (lambda k: S.argpartition(k), _G.integers(0, 4, size=4)),
+    "partition(kth)": (_mutated("partition", _B, axis=1), _G.integers(0, 4, size=4)),
+    "put(indices)": (_mutated("put", _B, 0.0), _G.integers(0, 12, size=(4, 2))),
+    "put(values)": (_mutated("put", [0, 5], _B), _bf(2)),
+    "fill(value)": (_mutated("fill", _B), _bf()),
+    "setfield(val)": (_mutated("setfield", _B, np.float64), _bf(3, 4)),
+    "repeat(repeats)": (lambda r: S.repeat(r), np.full(4, 2)),
+    "reshape(shape)": (lambda s: P.reshape(s), np.full(4, 12)),
+    "resize(new_shape)": (lambda s: (lambda y: (y.resize(s), y)[1])(P.copy()), np.full(4, 5)),
+    "sum(initial=)": (lambda i: P.sum(initial=i), _bf()),
+    "mean(where=)": (lambda w: P.mean(where=w | np.eye(3, 4, dtype=bool)), _bb(3, 4)),
+    "var(mean=)": (lambda m: P.var(axis=1, mean=m), _bf(3, 1)),
+    "__getitem__(key)": (lambda i: P[i], _G.integers(0, 3, size=(4, 2))),
+    "__setitem__(key)": (_mutated("__setitem__", _B, 0.0), _G.integers(0, 3, size=(4, 2))),
+    "__setitem__(value)": (_mutated("__setitem__", 0, _B), _bf(4)),
+    "__contains__": (lambda v: np.asarray(v in P), _bf()),
+    "flat[index]": (lambda i: P.flat[i], _G.integers(0, 12, size=(4, 2))),
+    "flat[i] = v": (lambda v: (lambda y: (y.flat.__setitem__(3, v), y)[1])(P.copy()), _bf()),
+}
+#: NumPy's C code checks that out= is an ndarray before anything: its own TypeError, in the
+#: rerun too (the per-example values are BatchedTensors there as well). np.argmax(x, out=o)
+#: and the other functions dispatch on out= (docs/semantics.md).
+REFUSING_OUT = {
+    "argmax(out=)": (lambda o: P.argmax(axis=0, out=o), _G.integers(0, 3, size=(4, 4))),
+    "cumsum(out=)": (lambda o: P.cumsum(axis=0, out=o), _bf(3, 4)),
+    "take(out=)": (lambda o: P.take([0, 1], out=o), _bf(2)),
+    "round(out=)": (lambda o: P.round(1, out=o), _bf(3, 4)),
+    "dot(out=)": (lambda o: P.dot(S, out=o), _bf(3)),
+}
+
+
+@pytest.mark.parametrize("name", list(DISPATCHING))
+def test_plain_methods_that_dispatch_give_the_loops_result(name):
+    f, xs = DISPATCHING[name]
+    assert_same(bt.vmap(f, fallback="error")(xs), loop_vmap(f)(xs))
+
+
+@pytest.mark.parametrize("name", list(CONVERTING))
+def test_plain_methods_that_convert_raise_clearly_and_rerun(name):
+    f, xs = CONVERTING[name]
+    with pytest.raises((TypeError, ValueError)) as e:
+        bt.vmap(f, fallback="error")(xs)
+    assert rerun_reason(e.value) is not None  # the conversion, or NumPy's error replacing it
+    with warnings.catch_warnings(record=True) as w:
+        warnings.simplefilter("always", bt.PerformanceWarning)
+        got = bt.vmap(f)(xs)
+    assert any("reruns" in str(m.message) for m in w)
+    assert_same(got, loop_vmap(f)(xs))
+
+
+@pytest.mark.parametrize("name", list(REFUSING_OUT))
+def test_plain_methods_refuse_a_batched_out(name):
+    f, xs = REFUSING_OUT[name]
+    loop_vmap(f)(xs)  # the loop writes into each example's out
+    with pytest.raises(TypeError, match="must be an array"):
+        bt.vmap(f)(xs)
+
+
+def test_plain_index_with_a_batched_key_reruns_or_raises_clearly():
+    idx = np.array([[0, 2], [1, 1], [2, 0]])
+    with pytest.raises(TypeError, match=r"np\.take_along_axis"):
+        bt.vmap(lambda i: P[i], fallback="error")(idx)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", bt.PerformanceWarning)
+        assert_same(bt.vmap(lambda i: P[i])(idx), loop_vmap(lambda i: P[i])(idx))

@@ -20,7 +20,7 @@ NoValue = np._NoValue
 __all__ = ["NoValue", "given", "truthy", "move_bdim_to_front", "logical_rank", "wrap_axis",
            "wrap_axes", "physical_axis", "ensure_bdim", "pad_to_rank", "batch_size_of",
            "align_front", "align_pointwise", "logical_shape", "ndim_of", "dry_run",
-           "LoopFallback", "require", "batch_outermost", "shared_value"]
+           "LoopFallback", "require", "batch_outermost", "shared_value", "clip_mode"]
 
 
 def given(v: Any) -> bool:
@@ -210,3 +210,16 @@ def shared_value(v: Any, bdim: int | None, what: str) -> Any:
         if bdim is not None:
             level, v = v._level, v._value
     return v
+
+
+def clip_mode(mode: Any) -> str:
+    """``"raise"``, ``"wrap"`` or ``"clip"``: what NumPy makes of the ``mode=`` of ``take`` /
+    ``put`` / ``choose`` (also None, bytes and the ints 0 / 1 / 2), with NumPy's error for
+    anything else."""
+    if isinstance(mode, str) and mode in ("raise", "wrap", "clip"):
+        return mode
+    try:  # position 4 of three elements: clip gives the last, wrap the second, raise refuses
+        got = np.take(np.arange(3), [4], mode=mode)[0]
+    except IndexError:
+        return "raise"
+    return "clip" if got == 2 else "wrap"
