@@ -11,6 +11,7 @@ from __future__ import annotations
 import copy
 import operator
 import pickle
+import sys
 import types
 import warnings
 
@@ -352,7 +353,8 @@ def test_scalar_examples_raise_as_numpy_scalars(use, error):
 # ---- device, namespace, typing -----------------------------------------------------------------
 def test_array_namespace_device_and_dlpack_device():
     def f(x):
-        return (x.__array_namespace__() is np, x.device == "cpu", x.__dlpack_device__(),
+        return (x.__array_namespace__() is sys.modules["numpy"], x.device == "cpu",
+                x.__dlpack_device__(),
                 x.to_device("cpu") is x)
 
     xs = rng.normal(size=(2, 3))
