@@ -513,7 +513,7 @@ def _writes_into_guard(e: BaseException, guarded: list, leaves: list) -> bool:
     if not isinstance(e, (ValueError, TypeError)) or all(g is x for g, x in zip(guarded, leaves)):
         return False
     text = str(e)
-    return "read-only" in text or "writeable" in text
+    return "read-only" in text or "writeable" in text or "not acceptable" in text  # np.dot
 
 
 def _warn_rerun(func, reason: str, e: BaseException) -> None:

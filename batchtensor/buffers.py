@@ -353,9 +353,10 @@ def _like_maker(name: str):
 
     def make(prototype, *args, **kwargs):
         level = _level_for_buffers()
-        if level is None or type(prototype) is BatchedTensor or _batched_among(
-                (args, kwargs), []):
+        if level is None or type(prototype) is BatchedTensor:
             return original(prototype, *args, **kwargs)
+        if _batched_among((args, kwargs), []):  # numpy's (batchtensor.undispatched) takes it
+            return getattr(np, name)(prototype, *args, **kwargs)
         return LocalBuffer(original(plain_of(prototype), *args, **kwargs), level)
 
     make.__name__ = make.__qualname__ = name

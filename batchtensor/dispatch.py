@@ -24,8 +24,8 @@ from .errors import (BatchingError, ControlFlowError, DataDependentError, LoopFa
                      SharedWriteError)
 from .plumbing import (LEAF_TYPES, SCALAR_TYPES, binary_fast_paths, innermost, matmul_fast,
                        scan_level, unary_fast, unwrap, wrap_result)
-from .registry import (ARRAY, ARRAYS, RECORDERS, REGISTRY, Path, defers_to_us, op_name,
-                       record, slots)
+from .registry import (ALIASES, ARRAY, ARRAYS, RECORDERS, REGISTRY, Path, defers_to_us,
+                       op_name, record, slots)
 from .scalars import (ARRAY_0D, Array0d, detach_from_scalars, mark_array0d,
                       refuse_scalar_targets, scalar_args)
 from .levels import note_write
@@ -51,6 +51,9 @@ def function_call(op, args: tuple, kwargs: dict, like: Any = None) -> Any:
     if level is None:  # e.g. np.zeros(3, like=x): nothing batched reaches the op
         return _like_call(op, args, kwargs, like)
     entry = REGISTRY.get(op)
+    if entry is None and op in ALIASES:  # numpy's name for it while a level is open
+        op = ALIASES[op]
+        entry = REGISTRY.get(op)
     if entry is not None and entry.fast is not None:
         res = entry.fast(level, args, kwargs)
         if res is not NotImplemented:  # hooks build new arrays: nothing to detach

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import threading
+
 
 class PerformanceWarning(UserWarning):
     """An op ran through the slow per-example loop because it has no batch rule."""
@@ -92,6 +94,30 @@ def unbatched_out_error(name: str, target: str = "out=") -> SharedWriteError:
     )
 
 
+_last_refusal = threading.local()
+
+#: NumPy's own errors (type, start of the message) that replace the error of a conversion its
+#: C code attempted: ``plain.flat[i] = batched``, ``plain.reshape(batched_size)``
+SWALLOWING = ((ValueError, "Error setting single item of array."),
+              (TypeError, "expected a sequence of integers or a single integer, got"))
+
+
+def note_refusal(level, what: str) -> None:
+    """A BatchedTensor of ``level`` refused to be converted (``what``): remembered on this
+    thread, for NumPy's errors that replace the refusal (``SWALLOWING``)."""
+    _last_refusal.value = (level, what)
+
+
+def swallowed_refusal(exc: BaseException) -> tuple | None:
+    """``(level, what)`` of the refused conversion that NumPy's ``exc`` replaced, if ``exc``
+    is one of NumPy's messages that do (``SWALLOWING``) and a conversion was refused before
+    it on this thread."""
+    for kind, start in SWALLOWING:
+        if type(exc) is kind and str(exc).startswith(start):
+            return getattr(_last_refusal, "value", None)
+    return None
+
+
 def rerun_reason(exc: BaseException) -> tuple | None:
     """``(level, reason)`` if only a per-example run of the function can give the loop's result
     past ``exc`` (a conversion of a batched value to a Python scalar or a plain array, a branch
@@ -101,6 +127,9 @@ def rerun_reason(exc: BaseException) -> tuple | None:
         exc = exc.__cause__  # NumPy wraps float(x) of out[i] = x in "setting an array element"
     if getattr(exc, "batchtensor_conversion", False):
         return exc.batchtensor_level, f"a batched value is converted ({exc.batchtensor_what})"
+    swallowed = swallowed_refusal(exc)
+    if swallowed is not None:
+        return swallowed[0], f"a batched value is converted ({swallowed[1]})"
     if isinstance(exc, ControlFlowError):
         return exc.level, "the examples take different branches of a Python if/while"
     if isinstance(exc, DataDependentError):

@@ -98,7 +98,9 @@ def detach_from_scalars(res: Any, scalars: list, op: Any = None) -> Any:
                 b = innermost(x._value)
                 if type(a) is not np.ndarray or type(b) is not np.ndarray \
                         or np.may_share_memory(a, b):
-                    copy = new_batched(res._value.copy(), res._bdim, res._level)
+                    # a view of the copy: NumPy's result views a temporary array made
+                    # from the scalar (or owns one), which ``x.base`` cannot tell apart
+                    copy = new_batched(res._value.copy()[...], res._bdim, res._level)
                     if getattr(res, "_array0d", False):
                         copy._array0d = True
                     return copy

@@ -15,21 +15,26 @@ from __future__ import annotations
 
 import math
 import operator
+import types
 from typing import Any
 
 import numpy as np
 
 from .diagnostics import conversion_message
-from .errors import BatchingError
+from .errors import BatchingError, note_refusal
 from .levels import Level, current_level
 from .registry import ALIASES, RECORDERS, Path, defers_to_us, record, slots
 
 __all__ = ["BatchedTensor", "new_batched", "enter", "scalar_per_example", "plain_array",
            "reshape_view",
            "transpose_view", "ints_or_sequence", "ndarray_transpose", "ndarray_astype",
-           "ndarray_fill", "MethodOp"]
+           "ndarray_fill", "MethodOp", "AttributeOp", "FlatIter", "NOT_PER_EXAMPLE",
+           "CONVERSIONS", "ndarray_view", "ndarray_byteswap", "ndarray_getfield",
+           "ndarray_resize", "ndarray_strides", "ndarray_flags", "ndarray_base",
+           "ndarray_setflags"]
 
 _ALL = slice(None)
+_PICKLE = "Pickling (one batch cannot be pickled as one example; unwrap it: level.unwrap)"
 _INDEX_BOUND = (int, type(None))
 
 
@@ -55,7 +60,6 @@ class BatchedTensor:
     # ``_array0d`` is set (True) only on 0-d values that are 0-d *arrays* per example; unset, a
     # 0-d value is a NumPy scalar per example (see ``scalar_per_example``).
     __slots__ = ("_value", "_bdim", "_level", "_array0d")
-    __hash__ = None  # like ndarray: __eq__ is elementwise
 
     def __init__(self, value: Any, bdim: int = 0, level: Level | None = None):
         if level is None:
@@ -103,6 +107,19 @@ class BatchedTensor:
         b = self._bdim
         return tuple(s[:b]) + tuple(s[b + 1:])
 
+    @shape.setter
+    def shape(self, shape) -> None:
+        """``x.shape = s``: each example reshaped in place, a view; NumPy's AttributeError
+        where that needs a copy."""
+        try:
+            res = np.reshape(self, shape, copy=False)
+        except ValueError as e:
+            if "copy" not in str(e):
+                raise
+            raise AttributeError("Incompatible shape for in-place modification. Use "
+                                 "`.reshape()` to make a copy with the desired shape.") from None
+        self._value, self._bdim = res._value, res._bdim
+
     @property
     def ndim(self) -> int:
         return self._value.ndim - 1
@@ -110,6 +127,12 @@ class BatchedTensor:
     @property
     def dtype(self) -> np.dtype:
         return self._value.dtype
+
+    @dtype.setter
+    def dtype(self, dtype) -> None:
+        """``x.dtype = t``: each example's memory read as ``t`` in place (``x.view(t)``)."""
+        res = self.view(dtype)
+        self._value, self._bdim = res._value, res._bdim
 
     @property
     def size(self) -> int:
@@ -255,6 +278,7 @@ class BatchedTensor:
         err.batchtensor_conversion = True  # vmap unwraps NumPy's "setting an array element" wrap
         err.batchtensor_level = self._level  # the level whose examples a rerun would separate
         err.batchtensor_what = what
+        note_refusal(self._level, what)
         raise err
 
     def _the_example(self) -> Any:
@@ -266,6 +290,13 @@ class BatchedTensor:
             return None
         level.check_alive()
         return self._value[(_ALL,) * self._bdim + (0,)]
+
+    def _example_or_refuse(self, what: str) -> Any:
+        """The one example where a rerun runs per example; else the clear conversion error."""
+        example = self._the_example()
+        if example is None:
+            self._no_conversion(what)
+        return example
 
     def __array__(self, dtype=None, copy=None):
         example = self._the_example()
@@ -309,8 +340,51 @@ class BatchedTensor:
             self._no_conversion(".tolist()")
         return example.tolist()
 
+    def tobytes(self, order="C") -> bytes:
+        return self._example_or_refuse(".tobytes()").tobytes(order)
+
+    def tofile(self, fid, sep="", format="%s") -> None:  # noqa: A002  (ndarray's own name)
+        self._example_or_refuse(".tofile()").tofile(fid, sep, format)
+
+    def dump(self, file) -> None:
+        self._example_or_refuse(".dump()").dump(file)
+
+    def dumps(self) -> bytes:
+        return self._example_or_refuse(".dumps()").dumps()
+
+    def __dlpack__(self, *, stream=None, max_version=None, dl_device=None, copy=None):
+        example = self._example_or_refuse("Exporting the memory (__dlpack__)")
+        kwargs = {} if max_version is None else {"max_version": max_version}
+        return example.__dlpack__(stream=stream, dl_device=dl_device, copy=copy, **kwargs)
+
+    @property
+    def ctypes(self):
+        example = self._example_or_refuse("The memory address (.ctypes)")
+        return example.ctypes
+
+    @property
+    def data(self) -> memoryview:
+        return self._example_or_refuse("The memory (.data)").data
+
+    def __format__(self, spec: str) -> str:
+        if not spec:
+            return str(self)
+        if self.ndim:
+            raise TypeError("unsupported format string passed to numpy.ndarray.__format__")
+        return format(self._example_or_refuse("format()"), spec)
+
+    def __hash__(self) -> int:
+        """As an example's: an array is unhashable (its ``==`` is elementwise), a NumPy scalar
+        hashes as its value (a conversion: no batch can hold the hashes)."""
+        if not scalar_per_example(self):
+            raise TypeError("unhashable type: 'numpy.ndarray'")
+        return hash(self._example_or_refuse("hash()"))
+
     def __reduce_ex__(self, protocol):
-        raise TypeError("a BatchedTensor cannot be pickled; unwrap it first (level.unwrap)")
+        return self._example_or_refuse(_PICKLE).__reduce_ex__(protocol)
+
+    def __reduce__(self):
+        return self.__reduce_ex__(2)
 
     def __bool__(self) -> bool:
         return slots.truth_value(self)
@@ -456,6 +530,99 @@ class BatchedTensor:
     def fill(self, value) -> None:
         slots.function_call(ndarray_fill, (self, value), {})
 
+    def compress(self, condition, axis=None, out=None):
+        return np.compress(condition, self, axis, out)
+
+    def partition(self, kth, axis=-1, kind="introselect", order=None) -> None:
+        """In place, like ``ndarray.partition``."""
+        self._array_only("partition")
+        if axis is None:  # as ndarray.partition: there is no flattened in-place partition
+            raise TypeError("'NoneType' object cannot be interpreted as an integer")
+        self[...] = np.partition(self, kth, axis=axis, kind=kind, order=order)
+
+    def argpartition(self, kth, axis=-1, kind="introselect", order=None):
+        self._array_only("argpartition")
+        return np.argpartition(self, kth, axis=axis, kind=kind, order=order)
+
+    def put(self, indices, values, mode="raise") -> None:
+        np.put(self, indices, values, mode)
+
+    def choose(self, choices, out=None, mode="raise"):
+        return np.choose(self, choices, out, mode)
+
+    def view(self, *args, **kwargs):
+        return slots.function_call(ndarray_view, (self,) + args, kwargs)
+
+    def byteswap(self, inplace=False):
+        return slots.function_call(ndarray_byteswap, (self, inplace), {})
+
+    def getfield(self, dtype, offset=0):
+        return slots.function_call(ndarray_getfield, (self, dtype, offset), {})
+
+    def setfield(self, val, dtype, offset=0) -> None:
+        self.getfield(dtype, offset)[...] = val
+
+    def resize(self, *new_shape, refcheck=True) -> None:
+        """In place, like ``ndarray.resize``: the example's new elements are zeros."""
+        slots.function_call(ndarray_resize, (self, ints_or_sequence(new_shape) if new_shape
+                                             else None), {"refcheck": refcheck})
+
+    def setflags(self, write=None, align=None, uic=None) -> None:
+        slots.function_call(ndarray_setflags, (self, write, align, uic), {})
+
+    @property
+    def flags(self):
+        """Each example's flags as the loop sees them (``docs/semantics.md``)."""
+        return slots.function_call(ndarray_flags, (self,), {})
+
+    @property
+    def strides(self) -> tuple:
+        """One example's strides as the loop sees them (``docs/semantics.md``)."""
+        return slots.function_call(ndarray_strides, (self,), {})
+
+    @property
+    def base(self):
+        """The loop's ``base`` of an example, where vmap knows it (``docs/semantics.md``)."""
+        return slots.function_call(ndarray_base, (self,), {})
+
+    @property
+    def flat(self) -> FlatIter:
+        return FlatIter(self)
+
+    @flat.setter
+    def flat(self, value) -> None:
+        FlatIter(self)[...] = value
+
+    @property
+    def device(self):
+        return self._value.device
+
+    def to_device(self, device, /, *, stream=None):
+        res = self._value.to_device(device, stream=stream)  # the backend's own checks
+        return self if res is self._value else new_batched(res, self._bdim, self._level)
+
+    def __dlpack_device__(self):
+        return self._value.__dlpack_device__()
+
+    def __array_namespace__(self, *, api_version=None):
+        return self._value.__array_namespace__(api_version=api_version)
+
+    @property
+    def __array_priority__(self) -> float:
+        """An example's: NumPy scalars have -1000000.0, arrays 0.0. (Results of NumPy calls
+        on BatchedTensors are BatchedTensors whatever the priorities.)"""
+        return -1000000.0 if scalar_per_example(self) else 0.0
+    __class_getitem__ = classmethod(types.GenericAlias)
+
+    def __delitem__(self, key):
+        raise ValueError("cannot delete array elements")
+
+    def _array_only(self, name: str) -> None:
+        """A method NumPy scalars lack: the loop's AttributeError for a scalar example."""
+        if scalar_per_example(self):
+            raise AttributeError(f"'{np.dtype(self.dtype).type.__name__}' object has no "
+                                 f"attribute '{name}'")
+
     def __round__(self, ndigits=None):
         args = (self,) if ndigits is None else (self, ndigits)
         return slots.function_call(round, args, {})
@@ -477,6 +644,139 @@ class MethodOp:
 
     def __repr__(self) -> str:
         return f"<ndarray method {self.method}>"
+
+
+class AttributeOp(MethodOp):
+    """A callable that reads an ndarray attribute by name (``x.strides``, ``x.flags``)."""
+
+    def __call__(self, x):
+        return getattr(x, self.method)
+
+    def __repr__(self) -> str:
+        return f"<ndarray attribute {self.method}>"
+
+
+ndarray_view = MethodOp("view")
+ndarray_byteswap = MethodOp("byteswap")
+ndarray_getfield = MethodOp("getfield")
+ndarray_resize = MethodOp("resize")
+ndarray_setflags = MethodOp("setflags")
+ndarray_strides = AttributeOp("strides")
+ndarray_flags = AttributeOp("flags")
+ndarray_base = AttributeOp("base")
+
+
+def _holds_batched(key) -> bool:
+    if type(key) is BatchedTensor:
+        return True
+    return isinstance(key, (tuple, list)) and any(_holds_batched(k) for k in key)
+
+
+class FlatIter:
+    """``x.flat`` of a batched ``x``: each example's ``numpy.flatiter``. Indexing reads a copy
+    of the elements in C order (``x.flat[i]``, ``x.flat[1:4]``, ``x.flat[idx]``), assigning
+    writes them (``x.flat[idx] = v``, values repeated as needed), and iterating yields each
+    element in turn."""
+
+    __slots__ = ("base", "index")
+
+    def __init__(self, x: BatchedTensor):
+        self.base = x
+        self.index = 0
+
+    @property
+    def coords(self) -> tuple:
+        return tuple(int(i) for i in np.unravel_index(self.index, self.base.shape))
+
+    def __len__(self) -> int:
+        return self.base.size
+
+    def __iter__(self) -> FlatIter:
+        return self
+
+    def __next__(self):
+        if self.index >= self.base.size:
+            raise StopIteration
+        item = self[self.index]
+        self.index += 1
+        return item
+
+    def __getitem__(self, key):
+        if type(key) is tuple and len(key) != 1:
+            raise IndexError(f"too many indices for flat iterator: flat iterator is "
+                             f"1-dimensional, but {len(key)} were indexed")
+        res = np.ravel(self.base)[key]
+        if type(res) is BatchedTensor and not scalar_per_example(res):
+            res = np.copy(res)  # the flat iterator reads copies, never views
+        return res
+
+    def __setitem__(self, key, value) -> None:
+        if type(key) is tuple and len(key) != 1:
+            raise IndexError(f"too many indices for flat iterator: flat iterator is "
+                             f"1-dimensional, but {len(key)} were indexed")
+        positions = np.arange(self.base.size)
+        if _holds_batched(key):  # positions per example, for a batched index
+            positions = positions + np.zeros_like(np.ravel(self.base), dtype=positions.dtype)
+        np.put(self.base, positions[key], value)
+
+    def copy(self):
+        return np.ravel(self.base).copy()
+
+    def __array__(self, dtype=None, copy=None):
+        return np.ravel(self.base.__array__(dtype, copy))
+
+    def __repr__(self) -> str:
+        return f"FlatIter({self.base!r})"
+
+
+#: ndarray names that have no per-example meaning a BatchedTensor can give: each raises the
+#: error below (AttributeError, so that ``hasattr`` is False and NumPy's conversion goes on to
+#: ``__array__``, which refuses with the conversion error). ``tests/test_ndarray_surface.py``
+#: checks every name of ``dir(numpy.ndarray)`` is implemented, a conversion, or listed here.
+NOT_PER_EXAMPLE: dict[str, str] = {
+    "__array_interface__": (
+        "the memory interface describes one array in memory; the batch's would show its batch "
+        "axis as data. NumPy converts through __array__ instead, which keeps the batch (inside "
+        "bt.vmap it reruns the function per example where a plain array is needed)"),
+    "__array_struct__": (
+        "the C memory interface describes one array in memory; the batch's would show its "
+        "batch axis as data. NumPy converts through __array__ instead"),
+    "__array_finalize__": (
+        "a hook NumPy calls on instances of ndarray subclasses; a BatchedTensor is not one, "
+        "and NumPy functions on it already return BatchedTensors"),
+    "__array_wrap__": (
+        "a hook NumPy calls to turn results into an ndarray subclass; NumPy functions on a "
+        "BatchedTensor already return BatchedTensors, so there is nothing to wrap"),
+    "__setstate__": (
+        "unpickling: a BatchedTensor belongs to a live vmap level and cannot be pickled or "
+        "unpickled; unwrap it first (level.unwrap) and pickle the plain array"),
+}
+
+#: ndarray names that convert an example to something that is not an array (a Python object,
+#: bytes, memory): per example they exist, but no batch can hold their results. Each raises
+#: the conversion TypeError, which makes ``bt.vmap`` rerun the function once per example
+#: (where they give the example's), or raises with ``fallback="error"``.
+CONVERSIONS: dict[str, str] = {
+    "__array__": "Converting to a NumPy array (__array__)",
+    "__int__": "int()", "__float__": "float()", "__complex__": "complex()",
+    "__index__": "Using as an index or size (__index__)",
+    "item": ".item()", "tolist": ".tolist()", "tobytes": ".tobytes()",
+    "tofile": ".tofile()", "dump": ".dump()", "dumps": ".dumps()",
+    "__dlpack__": "Exporting the memory (__dlpack__)", "ctypes": "The memory address (.ctypes)",
+    "data": "The memory (.data)", "__format__": "format()",
+    "__reduce__": _PICKLE, "__reduce_ex__": _PICKLE, "__hash__": "hash() of a NumPy scalar",
+}
+
+
+def _refusal(name: str, why: str) -> property:
+    def get(self):
+        raise AttributeError(f"BatchedTensor.{name}: {why}.")
+
+    return property(get, doc=f"Raises AttributeError: {why}.")
+
+
+for _name, _why in NOT_PER_EXAMPLE.items():
+    setattr(BatchedTensor, _name, _refusal(_name, _why))
 
 
 def _example_shape(shape, example: tuple) -> tuple | None:

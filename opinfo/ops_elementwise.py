@@ -32,6 +32,7 @@ def _clip_samples(rng, dtype):
     yield SampleInput((a((2, 0)), 0, 1), {}, "size-0")
     yield SampleInput((a(), None, a((3, 1))), {}, "only a_max")
     yield SampleInput((a(),), {"min": a((4,)), "max": 5}, "min=/max= keywords")
+    yield SampleInput((a(),), {"min": -1, "max": a((3, 1))}, "max= keyword batched")
     yield SampleInput((a(), 2, -2), {}, "a_min > a_max")
     yield SampleInput((a(), None, None), {}, "no bound raises")
     yield SampleInput((a(), a((3,)), None), {}, "bound does not broadcast raises")
@@ -97,6 +98,9 @@ def _allclose_samples(rng, dtype):
     x = a()
     yield SampleInput((x, _near(rng, x)), {"atol": make_array(rng, (), F64, low=0, high=2)},
                       "batched atol")
+    x = a()
+    yield SampleInput((x, _near(rng, x)), {"rtol": make_array(rng, (), F64, low=0, high=0.5)},
+                      "batched rtol")
     yield SampleInput((a(), a((3,))), {}, "shapes do not broadcast raises")
     if np.dtype(dtype).kind == "f":
         x = with_nans(rng, a())
@@ -327,6 +331,7 @@ OPS = [
            dtypes=(F64,), inplace=0),
     OpInfo("round", np.round, _round_samples, "boxed", dtypes=(F64, F32, I64, C128)),
     OpInfo("round.out", np.round, _round_out_samples, "boxed", dtypes=(F64,), inplace=2),
+    OpInfo("around.out", np.around, _round_out_samples, "boxed", dtypes=(F64,), inplace=2),
     OpInfo("around", np.around, _round_samples, "boxed", dtypes=(F64, I64)),
     OpInfo("ndarray.round", _method("round"), _round_samples, "boxed", dtypes=(F64, I64),
            covers=np.round, unbatched_self=True),

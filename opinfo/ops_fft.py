@@ -7,7 +7,7 @@ from __future__ import annotations
 import numpy as np
 
 from .core import OpInfo, SampleInput
-from .samples import make_array
+from .samples import OUT_LOOP, make_array, out_variant
 
 FFT = np.fft
 _TOL = dict(rtol=1e-9, atol=1e-9, rtol32=1e-4, atol32=1e-4)
@@ -117,3 +117,25 @@ OPS = [
     OpInfo("fft.rfftfreq", FFT.rfftfreq, freq_samples, "decomposition", dtypes=(np.float64,),
            notes="not dispatched: works through np.multiply / np.true_divide"),
 ]
+
+
+def _fft_out_cases(rng, dtype):
+    yield (_x(rng, (3, 4), dtype),), {}, "(3, 4)"
+    yield (_x(rng, (3, 4), dtype),), {"axis": 0, "norm": "ortho"}, "axis=0 ortho"
+    yield (_x(rng, (2, 3, 4), dtype, noncontiguous=True),), {}, "non-contiguous"
+
+
+def _fftn_out_cases(rng, dtype):
+    yield (_x(rng, (3, 4), dtype),), {}, "(3, 4)"
+    yield (_x(rng, (2, 3, 4), dtype),), {"axes": (0, 2)}, "axes=(0, 2)"
+
+
+_OUT_DTYPES = {"rfft": np.float64, "ihfft": np.float64, "rfft2": np.float64, "rfftn": np.float64}
+for _name in ("fft", "ifft", "rfft", "irfft", "hfft", "ihfft", "fftn", "ifftn", "rfftn",
+              "irfftn", "fft2", "ifft2", "rfft2", "irfft2"):
+    _fn = getattr(FFT, _name)
+    _cases = _fft_out_cases if _name in ("fft", "ifft", "rfft", "irfft", "hfft", "ihfft") \
+        else _fftn_out_cases
+    OPS.append(OpInfo(f"fft.{_name}.out", _fn, out_variant(_fn, _cases), "loop",
+                      dtypes=(_OUT_DTYPES.get(_name, np.complex128),), inplace=1,
+                      loop_reason=OUT_LOOP, **_TOL))

@@ -6,7 +6,7 @@ from __future__ import annotations
 import numpy as np
 
 from .core import OpInfo, SampleInput
-from .samples import make_array
+from .samples import OUT_LOOP, make_array, out_variant
 
 S = SampleInput
 F64_I32 = (np.float64, np.int32)
@@ -150,6 +150,23 @@ def dsplit_samples(rng, dtype):
     yield S((_a(rng, (2, 4), dtype), 2), {}, "2-d raises")
 
 
+
+
+def _batched_points(kind):
+    """Split points as an array argument (batched by the sweep), the same in every example;
+    different ones per example: tests/test_dispatch.py."""
+    def gen(rng, dtype):
+        if kind == "sections":
+            yield S((_a(rng, (6,), dtype), np.array(3)), {}, "sections as a 0-d array")
+        yield S((_a(rng, (4, 6), dtype), np.array([1, 4])), {"axis": -1} if kind != "h" else {},
+                "indices as an array")
+    return gen
+
+
+def _batched_points_3d(rng, dtype):
+    yield S((_a(rng, (4, 6, 4), dtype), np.array([1, 3])), {}, "indices as an array")
+
+
 def unstack_samples(rng, dtype):
     yield S((_a(rng, (3,), dtype),), {}, "1-d")
     yield S((_a(rng, (2, 3), dtype),), {"axis": 1}, "axis 1")
@@ -184,7 +201,31 @@ OPS = [
     OpInfo("split", np.split, split_samples, "rule", dtypes=F64_I32 + (np.complex128,)),
     OpInfo("array_split", np.array_split, array_split_samples, "rule"),
     OpInfo("hsplit", np.hsplit, hsplit_samples, "rule"),
+    OpInfo("split.batched_points", np.split, _batched_points("sections"), "rule",
+           covers=np.split, unbatched_self=True),
+    OpInfo("array_split.batched_points", np.array_split, _batched_points("sections"), "rule",
+           covers=np.array_split, unbatched_self=True),
+    OpInfo("hsplit.batched_points", np.hsplit, _batched_points("h"), "rule", covers=np.hsplit,
+           unbatched_self=True),
+    OpInfo("vsplit.batched_points", np.vsplit, _batched_points_3d, "rule", covers=np.vsplit,
+           unbatched_self=True),
+    OpInfo("dsplit.batched_points", np.dsplit, _batched_points_3d, "rule", covers=np.dsplit,
+           unbatched_self=True),
     OpInfo("vsplit", np.vsplit, vsplit_samples, "rule", dtypes=(np.complex128,)),
     OpInfo("dsplit", np.dsplit, dsplit_samples, "rule"),
     OpInfo("unstack", np.unstack, unstack_samples, "rule", dtypes=F64_I32),
+]
+
+
+def _join_out_cases(rng, dtype):
+    a = lambda *s: make_array(rng, s, dtype)  # noqa: E731
+    yield ([a(2, 3), a(2, 3)],), {}, "two arrays"
+    yield ([a(2, 3), a(2, 3)],), {"axis": -1}, "axis=-1"
+
+
+OPS += [
+    OpInfo("concatenate.out", np.concatenate, out_variant(np.concatenate, _join_out_cases),
+           "loop", dtypes=F64_I32, inplace=2, loop_reason=OUT_LOOP),
+    OpInfo("stack.out", np.stack, out_variant(np.stack, _join_out_cases), "loop",
+           dtypes=F64_I32, inplace=2, loop_reason=OUT_LOOP),
 ]

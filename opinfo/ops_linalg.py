@@ -11,7 +11,7 @@ from __future__ import annotations
 import numpy as np
 
 from .core import OpInfo, SampleInput
-from .samples import make_array, spd, well_conditioned
+from .samples import OUT_LOOP, make_array, out_variant, spd, well_conditioned
 
 LA = np.linalg
 F64, F32, I64, C128, BOOL = np.float64, np.float32, np.int64, np.complex128, np.bool_
@@ -416,3 +416,14 @@ OPS = [
            pair_samples([((3, 4), (4,), {}), ((4, 3), (4, 3), {"axis": 0})],
                         [((3,), (4,), {})]), "decomposition", dtypes=(F64, C128)),
 ]
+
+
+def _multi_dot_out_cases(rng, dtype):
+    a = lambda *s: make_array(rng, s, dtype)  # noqa: E731
+    yield ([a(2, 3), a(3, 4), a(4, 2)],), {}, "three matrices"
+    yield ([a(3), a(3, 4), a(4, 2)],), {}, "a vector first"
+
+
+OPS.append(OpInfo("linalg.multi_dot.out", LA.multi_dot,
+                  out_variant(LA.multi_dot, _multi_dot_out_cases), "loop", dtypes=(F64,),
+                  inplace=3, loop_reason=OUT_LOOP))

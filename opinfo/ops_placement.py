@@ -76,6 +76,8 @@ def put_samples(rng, dtype):
                       "mode=wrap")
     yield SampleInput((a(3, 4), idx(rng, (5,), 30, low=-30), a(1)), {"mode": "clip"},
                       "mode=clip")
+    yield SampleInput((a(3, 4), idx(rng, (2,), 12), a(2)), {"mode": None}, "mode=None (raise)")
+    yield SampleInput((a(3, 4), idx(rng, (5,), 30, low=-30), a(5)), {"mode": 1}, "mode=1 (wrap)")
     yield SampleInput((a(5), idx(rng, (2,), 5), 7), {}, "python scalar v")
     yield SampleInput((a(5), idx(rng, (2,), 5), a()), {}, "0-d v")
     yield SampleInput((a(5), idx(rng, (4,), 5), a(2, 2)), {}, "2-d v is flattened")
@@ -192,6 +194,11 @@ def fill_diagonal_samples(rng, dtype):
                       "python int out of bounds (OverflowError)")
 
 
+def _put_method(a, ind, v, **kw):
+    a.put(ind, v, **kw)
+    return a
+
+
 OPS = [
     OpInfo("copyto", _copyto, copyto_samples, "rule", dtypes=(np.float64, np.int64),
            covers=np.copyto, inplace=0),
@@ -199,6 +206,8 @@ OPS = [
            covers=ndarray_fill, inplace=0, unbatched_self=True),
     OpInfo("put", _put, put_samples, "rule", dtypes=F64_I64 + (np.complex128,), covers=np.put,
            inplace=0),
+    OpInfo("ndarray.put", _put_method, put_samples, "rule", dtypes=F64_I64, covers=np.put,
+           inplace=0, unbatched_self=True),
     OpInfo("put_along_axis", _put_along_axis, put_along_axis_samples, "rule", dtypes=F64_I64,
            covers=np.put_along_axis, inplace=0),
     OpInfo("place", _place, place_samples, "rule", dtypes=F64_I64, covers=np.place, inplace=0),

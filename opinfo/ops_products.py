@@ -6,7 +6,7 @@ from __future__ import annotations
 import numpy as np
 
 from .core import OpInfo, SampleInput
-from .samples import make_array
+from .samples import OUT_LOOP, make_array, out_variant
 
 F64, I32, I64, C128, BOOL = np.float64, np.int32, np.int64, np.complex128, np.bool_
 
@@ -302,4 +302,29 @@ OPS = [
     OpInfo("cross", np.cross, cross_samples, "rule", dtypes=(F64, I64)),
     OpInfo("convolve", np.convolve, _conv_samples("full"), "rule", dtypes=(F64, I64, C128)),
     OpInfo("correlate", np.correlate, _conv_samples("valid"), "rule", dtypes=(F64, I64, C128)),
+]
+
+
+def _product_out_cases(rng, dtype):
+    a = lambda *s: make_array(rng, s, dtype)  # noqa: E731
+    yield (a(3, 4), a(4, 2)), {}, "2-d @ 2-d"
+    yield (a(3, 4), a(4)), {}, "2-d @ 1-d"
+
+
+def _outer_out_cases(rng, dtype):
+    yield (make_array(rng, (3,), dtype), make_array(rng, (2, 2), dtype)), {}, "1-d x 2-d"
+
+
+def _trace_out_cases(rng, dtype):
+    yield (make_array(rng, (2, 3, 4), dtype),), {}, "3-d"
+    yield (make_array(rng, (3, 4, 2), dtype),), {"axis1": 1, "axis2": 2}, "axes 1, 2"
+
+
+OPS += [
+    OpInfo("dot.out", np.dot, out_variant(np.dot, _product_out_cases), "loop",
+           dtypes=(F64, I64), inplace=2, loop_reason=OUT_LOOP),
+    OpInfo("outer.out", np.outer, out_variant(np.outer, _outer_out_cases), "loop",
+           dtypes=(F64,), inplace=2, loop_reason=OUT_LOOP),
+    OpInfo("trace.out", np.trace, out_variant(np.trace, _trace_out_cases), "decomposition",
+           dtypes=(F64, I64), inplace=1),
 ]

@@ -6,7 +6,7 @@ from __future__ import annotations
 import numpy as np
 
 from .core import OpInfo, SampleInput
-from .samples import make_array, with_nans
+from .samples import OUT_LOOP, make_array, out_variant, with_nans
 
 METHODS = ("inverted_cdf", "averaged_inverted_cdf", "closest_observation",
            "interpolated_inverted_cdf", "hazen", "weibull", "linear", "median_unbiased",
@@ -93,3 +93,30 @@ OPS = [
     OpInfo("nanpercentile", np.nanpercentile, _quantile_samples(100.0, True), "rule",
            dtypes=(np.float64,), **_Q_TOL),
 ]
+
+
+
+
+def _out_cases(scale: float):
+    def cases(rng, dtype):
+        a = make_array(rng, (4, 5), dtype)
+        yield (a, 0.3 * scale), {"axis": 0}, "axis=0"
+        yield (make_array(rng, (3, 4), dtype), 0.6 * scale), {"axis": 1, "keepdims": True}, \
+            "keepdims"
+        yield (make_array(rng, (2, 3, 4), dtype), 0.5 * scale), {"axis": (0, 2)}, "tuple axis"
+    return cases
+
+
+def _q_array_out_cases(scale: float):
+    def cases(rng, dtype):
+        yield (make_array(rng, (4, 5), dtype), np.array([0.2, 0.9]) * scale), {"axis": 0}, \
+            "batched q"
+    return cases
+
+
+for _fn, _scale in ((np.quantile, 1.0), (np.percentile, 100.0), (np.nanquantile, 1.0),
+                    (np.nanpercentile, 100.0)):
+    OPS.append(OpInfo(f"{_fn.__name__}.out", _fn, out_variant(_fn, _out_cases(_scale)), "loop",
+                      inplace=2, loop_reason=OUT_LOOP, **_Q_TOL))
+    OPS.append(OpInfo(f"{_fn.__name__}.out.q", _fn, out_variant(_fn, _q_array_out_cases(_scale)),
+                      "loop", inplace=2, loop_reason=OUT_LOOP, **_Q_TOL))

@@ -8,7 +8,7 @@ from __future__ import annotations
 import numpy as np
 
 from .core import OpInfo, SampleInput
-from .samples import ALL, FLOAT, INT, NUMERIC, SHAPES, make_array, with_nans
+from .samples import ALL, FLOAT, INT, NUMERIC, SHAPES, make_array, out_variant, with_nans
 
 
 def _axes_for(ndim):
@@ -91,6 +91,21 @@ def _var_extra(rng, dtype):
     yield SampleInput((make_array(rng, (4, 5), dtype),), {"axis": 1, "ddof": 1}, "ddof=1")
     yield SampleInput((make_array(rng, (4, 5), dtype),), {"ddof": 2, "keepdims": True}, "ddof=2")
     yield from _where_samples(rng, dtype)
+    yield from _mean_samples(rng, dtype, lambda s: make_array(rng, s, dtype))
+
+
+def _mean_samples(rng, dtype, draw):
+    """``mean=`` (NumPy 2): each example's own mean, or another value, in the keepdims shape."""
+    x = draw((4, 5))
+    m = np.mean(x, axis=1, keepdims=True) if np.dtype(dtype).kind in "fc" else x[:, :1] * 1.0
+    yield SampleInput((x,), {"axis": 1, "mean": m}, "mean= of the example")
+    yield SampleInput((draw((4, 5)),), {"axis": 0, "mean": make_array(rng, (1, 5), np.float64)},
+                      "mean= of another value")
+    yield SampleInput((draw((3, 4)),), {"mean": make_array(rng, (1, 1), np.float64),
+                                        "ddof": 1}, "mean= with axis=None")
+    yield SampleInput((draw((2, 3, 4)),), {"axis": (0, 2), "ddof": 1, "keepdims": True,
+                                           "mean": make_array(rng, (1, 3, 1), np.float64)},
+                      "mean= over a tuple axis, keepdims")
 
 
 def _index_extra(rng, dtype):
@@ -129,6 +144,10 @@ def _nan_extra(rng, dtype):
 def _nanvar_extra(rng, dtype):
     yield from _nan_extra(rng, dtype)
     yield SampleInput((_nan_rows(rng, (4, 5), dtype),), {"axis": 1, "ddof": 1}, "ddof=1")
+
+
+def _nan_mean_samples(rng, dtype):
+    return _mean_samples(rng, dtype, lambda s: _nan_rows(rng, s, dtype))
 
 
 def _nan_where_samples(rng, dtype):
@@ -270,6 +289,10 @@ OPS = [
              unbatched_self=True, rtol=1e-6, atol=1e-9,
              notes="unbatched a with batched where= raises a conversion TypeError")
       for f in (np.nanmean, np.nanstd, np.nanvar)],
+    # nor on ``mean``: with a plain ``a`` NumPy's own code writes the batched mean into an
+    # array it made (the clear error)
+    *[OpInfo(f"{f.__name__}.mean", f, _nan_mean_samples, "boxed", dtypes=(np.float64,),
+             undispatched=(1,), rtol=1e-6, atol=1e-9) for f in (np.nanstd, np.nanvar)],
     OpInfo("nanmax", np.nanmax, reduction_samples(extra=_nanminmax_extra), "boxed",
            dtypes=(np.float64, np.int32)),
     OpInfo("nanmin", np.nanmin, reduction_samples(extra=_nanminmax_extra), "boxed",
@@ -377,3 +400,66 @@ for _uf in (np.add, np.multiply, np.maximum, np.subtract, np.logical_or):
                       dtypes=_dts))
 OPS.append(OpInfo("add.reduceat", np.add.reduceat, _reduceat_samples, "rule",
                   dtypes=(np.float64, np.int64)))
+
+
+# ---- out= ---------------------------------------------------------------------------------------
+def _out_cases(tuple_axes=True, scan=False):
+    """``(args, kwargs, name)`` of reductions (or scans) whose results ``out_variant`` writes
+    into a batched or unbatched ``out=``."""
+    def cases(rng, dtype):
+        a = lambda *s, **kw: make_array(rng, s, dtype, **kw)  # noqa: E731
+        yield (a(3, 4),), {"axis": 0}, "axis=0"
+        yield (a(3, 4, noncontiguous=True),), {"axis": -1}, "non-contiguous, axis=-1"
+        if not scan:
+            yield (a(3, 4),), {"axis": 1, "keepdims": True}, "keepdims"
+        if tuple_axes:
+            yield (a(2, 3, 4),), {"axis": (0, 2)}, "tuple axis"
+    return cases
+
+
+_OUT = [  # (function, dtypes, scan, tuple axes)
+    (np.sum, (np.float64, np.int64), False, True), (np.prod, (np.float64,), False, True),
+    (np.mean, (np.float64, np.int64), False, True), (np.std, (np.float64,), False, True),
+    (np.var, (np.float64,), False, True), (np.max, (np.float64,), False, True),
+    (np.min, (np.int64,), False, True), (np.amax, (np.float64,), False, True),
+    (np.amin, (np.float64,), False, True), (np.ptp, (np.float64,), False, True),
+    (np.any, (np.float64,), False, True), (np.all, (np.bool_,), False, True),
+    (np.argmax, (np.float64,), False, False), (np.argmin, (np.int64,), False, False),
+    (np.nansum, (np.float64,), False, True), (np.nanprod, (np.float64,), False, True),
+    (np.nanmean, (np.float64,), False, True), (np.nanstd, (np.float64,), False, True),
+    (np.nanvar, (np.float64,), False, True), (np.nanmax, (np.float64,), False, True),
+    (np.nanmin, (np.float64,), False, True), (np.median, (np.float64,), False, True),
+    (np.nanmedian, (np.float64,), False, True), (np.cumsum, (np.float64,), True, False),
+    (np.cumprod, (np.int64,), True, False), (np.nancumsum, (np.float64,), True, False),
+    (np.nancumprod, (np.float64,), True, False),
+    (np.cumulative_sum, (np.float64,), True, False),
+    (np.cumulative_prod, (np.float64,), True, False),
+]
+for _fn, _dts, _scan, _tuple in _OUT:
+    OPS.append(OpInfo(f"{_fn.__name__}.out", _fn, out_variant(_fn, _out_cases(_tuple, _scan)),
+                      "boxed", dtypes=_dts, inplace=1, **_FLOAT_TOL))
+for _uf in (np.add, np.maximum):
+    OPS.append(OpInfo(f"{_uf.__name__}.reduce.out", _uf.reduce,
+                      out_variant(_uf.reduce, _out_cases(True)), "boxed", inplace=1))
+    OPS.append(OpInfo(f"{_uf.__name__}.accumulate.out", _uf.accumulate,
+                      out_variant(_uf.accumulate, _out_cases(False, True)), "boxed", inplace=1))
+
+
+def _reduceat_out_cases(rng, dtype):
+    yield (make_array(rng, (8,), dtype), [0, 4, 1, 5]), {}, "1-d"
+    yield (make_array(rng, (3, 6), dtype), [0, 4, 1, 5]), {"axis": 1}, "axis=1"
+
+
+def _reduceat_indices_samples(rng, dtype):
+    yield SampleInput((make_array(rng, (8,), dtype), rng.integers(0, 8, size=3)), {},
+                      "indices batched")
+    yield SampleInput((make_array(rng, (3, 6), dtype), rng.integers(0, 6, size=2)),
+                      {"axis": 1}, "indices batched, axis=1")
+
+
+OPS.append(OpInfo("add.reduceat.out", np.add.reduceat,
+                  out_variant(np.add.reduceat, _reduceat_out_cases), "rule", inplace=5))
+OPS.append(OpInfo("add.reduceat.indices", np.add.reduceat, _reduceat_indices_samples, "loop",
+                  dtypes=(np.float64, np.int64),
+                  loop_reason="batched reduceat indices: each example reduces its own segments "
+                              "(rare; the per-example loop)"))

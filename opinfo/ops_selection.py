@@ -8,7 +8,7 @@ import numpy as np
 
 from .core import OpInfo, SampleInput
 from .ops_indexing import F64_I64, idx, mask
-from .samples import make_array
+from .samples import OUT_LOOP, make_array, out_variant
 
 
 # ---- take, take_along_axis ----------------------------------------------------------------------
@@ -301,6 +301,14 @@ def apply_over_axes_samples(rng, dtype):
     yield SampleInput((_bad_shape, a(2, 3, 4), 0), {}, "wrong result shape (ValueError)")
 
 
+def _compress_method(condition, a, **kw):
+    return a.compress(condition, **kw)
+
+
+def _choose_method(a, choices, **kw):
+    return a.choose(choices, **kw)
+
+
 OPS = [
     # np.take dispatches on `a` only: with a plain `a` NumPy's own take meets the batched
     # indices and raises the clear conversion error (unbatched_self).
@@ -318,6 +326,11 @@ OPS = [
     OpInfo("select", np.select, select_samples, "decomposition", dtypes=(np.float64, np.int32),
            undispatched=(-1,), notes="default= is not dispatched by NumPy"),
     OpInfo("compress", np.compress, compress_samples, "rule", dtypes=F64_I64),
+    # a plain array's own method meets a batched argument it converts: the clear error
+    OpInfo("ndarray.compress", _compress_method, compress_samples, "rule", covers=np.compress,
+           dtypes=F64_I64, undispatched=(0,)),
+    OpInfo("ndarray.choose", _choose_method, choose_samples, "rule", covers=np.choose,
+           dtypes=F64_I64, unbatched_self=True),
     OpInfo("extract", np.extract, extract_samples, "decomposition", dtypes=(np.float64,)),
     OpInfo("diag", np.diag, diag_samples, "rule", dtypes=(np.float64, np.bool_)),
     OpInfo("diagflat", np.diagflat, diagflat_samples, "rule", dtypes=(np.float64,)),
@@ -329,4 +342,26 @@ OPS = [
            dtypes=(np.float64, np.int64), covers=np.apply_along_axis, unbatched_self=True),
     OpInfo("apply_over_axes", np.apply_over_axes, apply_over_axes_samples, "decomposition",
            dtypes=(np.float64,)),
+]
+
+
+def _choose_out_cases(rng, dtype):
+    a = lambda *s: make_array(rng, s, dtype)  # noqa: E731
+    yield (idx(rng, (3, 4), 2, low=0), [a(3, 4), a(3, 4)]), {}, "two choices"
+    # (mode="raise": NumPy 2.4's unbuffered clip / wrap modes write wrong values into a
+    # non-contiguous out, in the loop as under vmap)
+    yield (idx(rng, (3, 4), 2, low=0), [a(4), a(3, 4)]), {}, "broadcast"
+
+
+def _compress_out_cases(rng, dtype):
+    a = lambda *s: make_array(rng, s, dtype)  # noqa: E731
+    yield (_fixed_count(rng, 3, 2), a(3, 4)), {"axis": 0}, "axis=0"
+    yield (_fixed_count(rng, 4, 2), a(3, 4)), {"axis": 1}, "axis=1"
+
+
+OPS += [
+    OpInfo("choose.out", np.choose, out_variant(np.choose, _choose_out_cases), "loop",
+           dtypes=F64_I64, inplace=3, loop_reason=OUT_LOOP),
+    OpInfo("compress.out", np.compress, out_variant(np.compress, _compress_out_cases), "loop",
+           dtypes=F64_I64, inplace=2, loop_reason=OUT_LOOP),
 ]

@@ -27,6 +27,12 @@ def tile_samples(rng, dtype):
     yield S((_a(rng, (2, 3), dtype), (-1, 2)), {}, "negative reps")
 
 
+def tile_reps_samples(rng, dtype):
+    # the same reps in every example (the result's shape); different reps: tests/test_dispatch
+    yield S((_a(rng, (2, 3), dtype), np.array([2, 1])), {}, "reps as an array")
+    yield S((_a(rng, (3,), dtype), np.array(2)), {}, "reps as a 0-d array")
+
+
 def repeat_samples(rng, dtype):
     yield S((_a(rng, (2, 3), dtype), 2), {}, "axis=None flattens")
     yield S((_a(rng, (2, 3), dtype), 3), {"axis": 1}, "axis 1")
@@ -178,6 +184,8 @@ def delete_array_index_samples(rng, dtype):
 
 OPS = [
     OpInfo("tile", np.tile, tile_samples, "rule", dtypes=F64_I32 + (np.bool_,)),
+    OpInfo("tile.batched_reps", np.tile, tile_reps_samples, "rule", covers=np.tile,
+           unbatched_self=True),
     OpInfo("repeat", np.repeat, repeat_samples, "rule", dtypes=(np.float64, np.bool_)),
     # unbatched_self: np.repeat / np.pad dispatch on the array only; with it unbatched NumPy
     # meets the batched repeats / constant_values itself and refuses to convert it.

@@ -102,6 +102,21 @@ def _partition_0d(rng, dtype):
     yield SampleInput((make_array(rng, (), dtype), 0), {}, "0-d axis=-1")
 
 
+def _partition_in_place(a, kth, **kw):
+    a.partition(kth, **kw)
+    return a
+
+
+def _argpartition_method(a, kth, **kw):
+    return a.argpartition(kth, **kw)
+
+
+def _argpartition_method_samples(rng, dtype):
+    # (a 0-d example is a NumPy scalar, which has no argpartition: the sweep's loop would
+    # retry over 0-d arrays; tests/test_ndarray_surface.py checks the AttributeError)
+    return (s for s in _partition_samples(rng, dtype) if s.args[0].ndim)
+
+
 def _lexsort_samples(rng, dtype):
     k = lambda shape, hi=3: make_array(rng, shape, dtype, low=0, high=hi)  # noqa: E731
     yield SampleInput(((k((8,)), k((8,))),), {}, "two 1-d keys with ties")
@@ -196,6 +211,12 @@ OPS = [
     OpInfo("argpartition", np.argpartition, _partition_samples, "rule",
            dtypes=(np.float64, np.int64)),
     OpInfo("argpartition.0d", np.argpartition, _partition_0d, "rule", dtypes=(np.float64,)),
+    OpInfo("ndarray.partition", _partition_in_place, _partition_samples, "rule",
+           covers=np.partition, dtypes=(np.float64, np.int64), inplace=0),
+    OpInfo("ndarray.partition.0d", _partition_in_place, _partition_0d, "rule",
+           covers=np.partition, inplace=0),
+    OpInfo("ndarray.argpartition", _argpartition_method, _argpartition_method_samples, "rule",
+           covers=np.argpartition, dtypes=(np.float64, np.int64), unbatched_self=True),
     OpInfo("lexsort", np.lexsort, _lexsort_samples, "rule", dtypes=(np.int64, np.float64)),
     OpInfo("sort_complex", np.sort_complex, _sort_samples_first_arg, "rule",
            dtypes=(np.complex128, np.float32, np.int8)),

@@ -16,7 +16,7 @@ import numpy as np
 import scipy.special as sc
 
 from .core import OpInfo, SampleInput
-from .samples import make_array, with_nans
+from .samples import make_array, out_variant, with_nans
 
 #: every distinct ufunc object reachable as ``np.<name>`` (90 objects, 106 names in NumPy 2.4)
 NUMPY_UFUNCS = sorted({u for n in dir(np) if isinstance(u := getattr(np, n), np.ufunc)},
@@ -238,11 +238,20 @@ def _parse_core(sig):
     return [[d for d in g.split(",") if d] for g in ins.replace(" ", "")[1:-1].split("),(")]
 
 
+def _gufunc_out_cases(uf):
+    def cases(rng, dtype):
+        for shapes in _GUFUNC_SHAPES[uf.__name__][:3]:
+            yield tuple(make_array(rng, s, dtype) for s in shapes), {}, f"{shapes}"
+    return cases
+
+
 def _gufunc_ops():
     ops = []
     for uf in GUFUNCS:
         ops.append(OpInfo(f"ufunc.{uf.__name__}", uf, _gufunc_with_loop_marks(uf), "boxed",
                           dtypes=(np.float64, np.int64, np.complex128)))
+        ops.append(OpInfo(f"ufunc.{uf.__name__}.out", uf, out_variant(uf, _gufunc_out_cases(uf)),
+                          "boxed", dtypes=(np.float64,), inplace=2))
     return ops
 
 

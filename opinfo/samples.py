@@ -1,9 +1,13 @@
 """Helpers for writing ``sample_inputs`` generators: random arrays of every dtype family,
-standard edge-case shapes, non-contiguous arrays."""
+standard edge-case shapes, non-contiguous arrays, ``out=`` variants."""
 
 from __future__ import annotations
 
+import warnings
+
 import numpy as np
+
+from .core import SampleInput
 
 FLOAT = (np.float64, np.float32)
 INT = (np.int64, np.int32, np.uint8)
@@ -73,3 +77,23 @@ def well_conditioned(rng: np.random.Generator, n: int, dtype=np.float64, batch=(
 
 def is_float(dtype) -> bool:
     return np.dtype(dtype).kind in "fc"
+
+
+#: the loop_reason of ``out=`` samples of ops without a vectorised out= (a rare argument)
+OUT_LOOP = ("out= without a vectorised path: the per-example loop writes each example's "
+            "result into its example of out")
+
+
+def out_variant(op, cases):
+    """Samples of ``op(*args, out=o, **kwargs)`` for each ``(args, kwargs, name)`` that
+    ``cases(rng, dtype)`` yields: ``o`` is drawn from ``rng`` with the shape and dtype of the
+    op's result for these arguments. ``out`` comes first among the keywords, so the OpInfo's
+    ``inplace`` is the number of leaves in ``args``."""
+    def gen(rng, dtype):
+        for args, kwargs, name in cases(rng, dtype):
+            with np.errstate(all="ignore"), warnings.catch_warnings():
+                warnings.simplefilter("ignore")
+                res = np.asarray(op(*args, **kwargs))
+            out = make_array(rng, res.shape, res.dtype)
+            yield SampleInput(args, {"out": out, **kwargs}, f"{name}, out=")
+    return gen

@@ -39,6 +39,7 @@ from typing import Any
 import numpy as np
 
 import batchtensor as bt
+from batchtensor.errors import swallowed_refusal
 from batchtensor.registry import record_paths
 from batchtensor.pytree import flatten, unflatten
 
@@ -282,6 +283,8 @@ def _conversion_error(exc) -> bool:
     plain array NumPy made."""
     while exc is not None:
         if isinstance(exc, TypeError) and "BatchedTensor" in str(exc):
+            return True
+        if swallowed_refusal(exc) is not None:  # NumPy replaced the TypeError by its own
             return True
         if isinstance(exc, bt.BatchingError) and "not batched at this vmap level" in str(exc):
             return True

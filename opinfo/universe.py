@@ -75,6 +75,10 @@ EXCLUDED: dict[str, str] = {
     # conversions that would drop the batch axis raise: a plain value cannot hold the batch
     "ndarray.item": "conversion to a Python scalar drops the batch axis: raises by design",
     "ndarray.tolist": "conversion to Python lists drops the batch axis: raises by design",
+    "ndarray.tobytes": "conversion to bytes drops the batch axis: raises by design",
+    "ndarray.tofile": "writes one example's bytes to a file: raises by design (a conversion)",
+    "ndarray.dump": "pickles one example to a file: raises by design (a conversion)",
+    "ndarray.dumps": "pickles one example to bytes: raises by design (a conversion)",
     "__array__": "conversion to a plain array drops the batch axis: raises by design",
     "int()": "conversion to a Python scalar drops the batch axis: raises by design",
     "float()": "conversion to a Python scalar drops the batch axis: raises by design",
@@ -194,7 +198,8 @@ def universe() -> list[Entry]:
     # ndarray methods BatchedTensor implements
     cls = bt_tensor.BatchedTensor
     method_keys = {o.method: o for o in vars(bt_tensor).values()
-                   if type(o).__name__ == "_MethodOp"}
+                   if isinstance(o, bt_tensor.MethodOp)
+                   and not isinstance(o, bt_tensor.AttributeOp)}
     for n in sorted(vars(cls)):
         if n.startswith("_") or not hasattr(np.ndarray, n):
             continue
@@ -261,7 +266,7 @@ def is_known_extra(key: Any) -> bool:
         return True
     if _ufunc_method_name(key) is not None:
         return True
-    if type(key).__name__ == "_MethodOp":
+    if type(key).__name__ in ("MethodOp", "AttributeOp"):  # ndarray methods and attributes
         return True
     if getattr(key, "__module__", None) in ("operator", "_operator", "builtins", "copy"):
         return True

@@ -168,14 +168,16 @@ def test_full_with_a_batched_value(strict):
     # in the function's module np.full makes the value's batch (batchtensor.buffers) ...
     compare(lambda x: np.full((2, 3), x[0, 0]), X)
     compare(lambda x: np.full((2, 3), x[0, 0], dtype=np.float32), X)
-    # ... NumPy's own np.full does not dispatch on the value: the error gives the fix
+    # ... and so does NumPy's own, reached through numpy elsewhere (batchtensor.undispatched)
     real = sys.modules["numpy"]
-    with pytest.raises(TypeError, match=r"np.full\(shape, value, like=value\)"):
-        bt.vmap(lambda x: real.full((2, 3), x[0, 0]))(X)
-    # With dtype= NumPy's full skips the conversion and copies into a plain array: that write
-    # raises instead (the target is shared by every example).
-    with pytest.raises(bt.BatchingError, match="not batched at this vmap level"):
-        bt.vmap(lambda x: real.full((2, 3), x[0, 0], dtype=np.float32))(X)
+    compare(lambda x: real.full((2, 3), x[0, 0]), X)
+    compare(lambda x: real.full((2, 3), x[0, 0], dtype=np.float32), X)
+
+
+def test_full_without_interception_raises_with_the_fix():
+    with bt.config(intercept_numpy=False):
+        with pytest.raises(TypeError, match=r"np.full\(shape, value, like=value\)"):
+            bt.vmap(lambda x: np.full((2, 3), x[0, 0]), fallback="error")(X)
 
 
 # ---- fromfunction -------------------------------------------------------------------------------

@@ -150,14 +150,20 @@ def test_unwrap_with_a_batched_discont():
 
 
 def test_arguments_numpy_does_not_dispatch_fail_clearly():
-    # np.unwrap dispatches on p only and np.interp on (x, xp, fp): with those plain, NumPy's
-    # own code runs and meets the batched value. It must fail clearly, never silently.
+    # np.unwrap dispatches on p only: with it plain, NumPy's own code runs and meets the
+    # batched value. It must fail clearly, never silently.
     p = np.cumsum(np.ones((3, 6)) * 3, axis=-1)
     with pytest.raises(bt.BatchingError):
         bt.vmap(np.unwrap, in_axes=(None, 0))(p, np.array([1.0, 2.0]))
+    # np.interp dispatches on (x, xp, fp); a batched left= reached through numpy is handed to
+    # batchtensor (batchtensor.undispatched), NumPy's own function raises the conversion error
+    f = lambda left: np.interp([0.0, 5.0], [1.0, 2.0], [3.0, 4.0], left=left)  # noqa: E731
+    assert bt.vmap(f, fallback="error")(np.array([1.0, 2.0])).tolist() == [[1.0, 4.0],
+                                                                           [2.0, 4.0]]
+    own = {"interp": np.interp}["interp"]  # as another module bound it before the vmap
     with pytest.raises(TypeError, match="BatchedTensor"):
-        bt.vmap(lambda left: np.interp([0.0, 5.0], [1.0, 2.0], [3.0, 4.0], left=left))(
-            np.array([1.0, 2.0]))
+        bt.vmap(lambda left: own([0.0, 5.0], [1.0, 2.0], [3.0, 4.0], left=left),
+                fallback="error")(np.array([1.0, 2.0]))
 
 
 def test_ufunc_outer_of_a_unary_ufunc_or_a_gufunc_raises_numpys_error():

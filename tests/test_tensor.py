@@ -67,11 +67,26 @@ def test_conversion_message_says_why_and_what_to_do():
 
 
 @pytest.mark.parametrize("name", ["__array_interface__", "__array_struct__",
-                                  "__cuda_array_interface__", "__dlpack__", "strides", "data",
-                                  "ctypes", "base", "flags"])
+                                  "__cuda_array_interface__"])
 def test_no_attribute_passthrough_to_the_physical_array(name):
     with bt.vmap_level():
         assert not hasattr(batched(), name)
+
+
+@pytest.mark.parametrize("read", [lambda x: x.__dlpack__(), lambda x: x.data,
+                                  lambda x: x.ctypes])
+def test_memory_exports_are_conversions(read):
+    with bt.vmap_level():
+        with pytest.raises(TypeError, match="on a BatchedTensor is not allowed"):
+            read(batched())
+
+
+def test_memory_attributes_are_one_examples_not_the_physical_arrays():
+    with bt.vmap_level():
+        x = batched()
+        assert x.strides == x.physical.strides[1:] and len(x.strides) == x.ndim
+        assert x.base is x.physical  # the caller's array, as the loop's x.base
+        assert x.flags.c_contiguous and not x.flags.owndata
 
 
 def test_bool_returns_the_common_truth_value():

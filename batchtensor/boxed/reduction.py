@@ -5,7 +5,8 @@ batch axis; ``axis=None`` means every logical axis. Three kinds:
 - ``"index"``: int or None, where None flattens the example (``argmax``, ``argmin``);
 - ``"scan"``: keeps the rank, None flattens (``cumsum``, ``cumprod``, ``ufunc.accumulate``).
 
-``where=`` and ``out=`` may be batched; a batched ``initial=`` or ``ddof=`` goes to the loop.
+``where=``, ``out=`` and ``mean=`` (of the variances) may be batched; a batched ``initial=`` or
+``ddof=`` goes to the loop.
 """
 
 from __future__ import annotations
@@ -56,28 +57,36 @@ def _given_array(v: Any) -> bool:
 
 def reduce_physical(op, name: str, kind: str, level, x, bd, axis, kw: dict, *,
                     where: Any = NoValue, out: Any = None, out_tuple: bool = False,
-                    none_flattens: bool = True) -> Any:
+                    none_flattens: bool = True, mean: Any = NoValue) -> Any:
     """Run reduction ``op`` over logical ``axis`` of the physical ``x`` (batch axis ``bd``).
 
-    ``kw`` holds the op's other keyword arguments (passed through). Returns the wrapped result,
-    or the ``out`` object itself when one was given.
+    ``kw`` holds the op's other keyword arguments (passed through). ``mean`` (of ``var`` /
+    ``std`` / ``nanvar`` / ``nanstd``) has the keepdims shape of one example, as ``where``
+    broadcasts against it. Returns the wrapped result, or the ``out`` object itself when one
+    was given.
     """
     kw = dict(kw)
     has_where = _given_array(where)
     w, wb = unwrap(where, level) if has_where else (where, None)
+    has_mean = _given_array(mean)
+    m, mb = unwrap(mean, level) if has_mean else (mean, None)
     o, ob = unwrap(out, level) if out is not None else (None, None)
     if out is not None and ob is None:
         raise unbatched_out_error(name)
-    if bd is None:  # only where= or out= is batched
-        size = w.shape[wb] if wb is not None else o.shape[ob]
+    if bd is None:  # only where=, mean= or out= is batched
+        size = w.shape[wb] if wb is not None else m.shape[mb] if mb is not None \
+            else o.shape[ob]
         x, bd = ensure_bdim(x, None, size), 0
     elif kind is REDUCE and x.dtype.kind in "fc" and _sums(op):
         x, bd = batch_outermost(x, bd), 0
     nd = x.ndim - 1
     keepdims = truthy(kw.get("keepdims", False))
-    if has_where:
+    if has_where or has_mean:
         x, bd = move_bdim_to_front(x, bd), 0
+    if has_where:
         kw["where"] = align_front([w], [wb], nd)[0]
+    if has_mean:
+        kw["mean"] = align_front([m], [mb], nd)[0]
 
     flatten = False
     if axis is not None and nd == 0:
@@ -128,11 +137,12 @@ def _reduction_handler(spec: tuple, entry, level, values, extra, extra_kw):
     x, bd = unwrap(named.pop(array), level)
     axis = named.pop("axis", None)
     where = named.pop("where", NoValue)
+    mean = named.pop("mean", NoValue)
     out = named.pop("out", None)
     kw = {k: v for k, v in named.items() if v is not NoValue}
     kw.update(extra_kw)
     return reduce_physical(entry.op, entry.name, kind, level, x, bd, axis, kw,
-                           where=where, out=out, none_flattens=none_flattens)
+                           where=where, out=out, none_flattens=none_flattens, mean=mean)
 
 
 #: reductions that, on a NumPy array, are exactly one ufunc.reduce (what NumPy itself calls)
@@ -330,7 +340,7 @@ def reduction(op: Any, kind: str | ReductionKind = REDUCE, *, array: str = "a",
     kind = ReductionKind(kind)
     sig = inspect.signature(op)
     kinds = {array: ARRAY}
-    for name in ("where", "out"):
+    for name in ("where", "out", "mean"):
         if name in sig.parameters:
             kinds[name] = ARRAY
     binder = binder_from_signature(op, sig, kinds)

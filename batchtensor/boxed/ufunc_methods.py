@@ -9,8 +9,8 @@ import numpy as np
 from ..errors import unbatched_out_error
 from ..plumbing import scan_level, unwrap, wrap
 from ..registry import RECORDERS, Path, op_name, record, slots
-from ..rules._helpers import (NoValue, dry_run, logical_rank, move_bdim_to_front, pad_to_rank,
-                              physical_axis, require, wrap_axis)
+from ..rules._helpers import (NoValue, dry_run, ensure_bdim, logical_rank, move_bdim_to_front,
+                              pad_to_rank, physical_axis, require, wrap_axis)
 from .reduction import REDUCE, SCAN, reduce_physical
 
 __all__ = ["UFUNC_METHODS"]
@@ -51,16 +51,24 @@ def _reduceat(ufunc, inputs, kwargs):
     op, name, level = _begin(ufunc, "reduceat", inputs, kwargs, Path.RULE)
     array, indices = inputs
     kw = dict(kwargs)
-    require("out" not in kw, f"{name}: out=")
+    out = _first_out(kw)
     require(scan_level(indices) is not level and scan_level(kw) is not level,
             f"{name}: batched indices")
     axis = kw.pop("axis", 0)
     x, bd = unwrap(array, level)
+    o, ob = unwrap(out, level)
+    if out is not None and ob is None:
+        raise unbatched_out_error(name)
+    if bd is None:  # only out= is batched: the same reduction into every example
+        x, bd = ensure_bdim(x, None, o.shape[ob]), 0
     nd = x.ndim - 1
     if nd == 0:
         dry_run(op, (), x.dtype, indices, axis=axis, **kw)
     pax = physical_axis(wrap_axis(axis, nd), bd)
-    return wrap(op(x, indices, axis=pax, **kw), bd, level)
+    if out is None:
+        return wrap(op(x, indices, axis=pax, **kw), bd, level)
+    op(x, indices, axis=pax, out=np.moveaxis(o, ob, bd), **kw)  # a view of out's memory
+    return out
 
 
 def _numpy_error(op, args: list, kwargs: dict, name: str):

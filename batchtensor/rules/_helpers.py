@@ -13,14 +13,14 @@ from typing import Any, Sequence
 import numpy as np
 from numpy.lib.array_utils import normalize_axis_index, normalize_axis_tuple
 
-from ..errors import LoopFallback
+from ..errors import BatchingError, DataDependentError, LoopFallback
 
 NoValue = np._NoValue
 
 __all__ = ["NoValue", "given", "truthy", "move_bdim_to_front", "logical_rank", "wrap_axis",
            "wrap_axes", "physical_axis", "ensure_bdim", "pad_to_rank", "batch_size_of",
            "align_front", "align_pointwise", "logical_shape", "ndim_of", "dry_run",
-           "LoopFallback", "require", "batch_outermost"]
+           "LoopFallback", "require", "batch_outermost", "shared_value", "clip_mode"]
 
 
 def given(v: Any) -> bool:
@@ -186,3 +186,40 @@ def require(cond: bool, reason: str) -> None:
     """Hand the call to the per-example loop when ``cond`` is false."""
     if not cond:
         raise LoopFallback(reason)
+
+
+def shared_value(v: Any, bdim: int | None, what: str) -> Any:
+    """The one value every example holds in ``v`` (an argument that decides the shapes of the
+    results, such as split points or ``reps``), unbatched at every level; a DataDependentError
+    (vmap reruns per example) where the examples of a level differ, as their results' shapes
+    may."""
+    level = None  # the current level (the dispatcher names it); then each outer one
+    while bdim is not None:
+        v = move_bdim_to_front(v, bdim)
+        if v.shape[0] == 0:
+            raise BatchingError(f"{what} is batched, with batch size 0: there is no example "
+                                f"to take it from, and the results' shapes depend on it")
+        first = v[0]
+        if not bool(np.all(v == first)):
+            raise DataDependentError(
+                f"{what} differs between the examples, and the results' shapes depend on it, "
+                f"so no batch can hold them. Pass the same value to every example "
+                f"(unbatched).", level)
+        v = first
+        bdim = getattr(v, "_bdim", None)  # a BatchedTensor of an outer level
+        if bdim is not None:
+            level, v = v._level, v._value
+    return v
+
+
+def clip_mode(mode: Any) -> str:
+    """``"raise"``, ``"wrap"`` or ``"clip"``: what NumPy makes of the ``mode=`` of ``take`` /
+    ``put`` / ``choose`` (also None, bytes and the ints 0 / 1 / 2), with NumPy's error for
+    anything else."""
+    if isinstance(mode, str) and mode in ("raise", "wrap", "clip"):
+        return mode
+    try:  # position 4 of three elements: clip gives the last, wrap the second, raise refuses
+        got = np.take(np.arange(3), [4], mode=mode)[0]
+    except IndexError:
+        return "raise"
+    return "clip" if got == 2 else "wrap"

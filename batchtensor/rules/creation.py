@@ -84,20 +84,23 @@ def empty_like_rule(prototype, prototype_bdim, /, dtype=None, order="K", subok=T
 @batch_rule(np.full_like)
 def full_like_rule(a, a_bdim, fill_value, fill_value_bdim, dtype=None, order="K", subok=True,
                    shape=None, *, device=None):
-    if fill_value_bdim is None:
+    if fill_value_bdim is None and np.ndim(fill_value) == 0:
         def make(x, **kw):
             return np.full_like(x, fill_value, **kw)
 
         return _batched_like(make, a, a_bdim, a.shape[a_bdim], dtype, order, subok, shape,
                              device)
-    # A fill value per example: an empty result of a's dtype, then one copy (as NumPy does).
-    n = fill_value.shape[fill_value_bdim]
+    # A fill value per example, or an array fill that must broadcast against each example (not
+    # against the batch, whose axis may lie among its trailing axes): an empty result of a's
+    # dtype, then one copy into it batch-first (as NumPy copies).
+    n = fill_value.shape[fill_value_bdim] if fill_value_bdim is not None else a.shape[a_bdim]
     if dtype is None:
         dtype = a.dtype if hasattr(a, "dtype") else np.result_type(a)
     out, out_bdim = _batched_like(np.empty_like, a, a_bdim, n, dtype, order, subok, shape,
                                   device)
     target = move_bdim_to_front(out, out_bdim)
-    fill = pad_to_rank(move_bdim_to_front(fill_value, fill_value_bdim), target.ndim - 1)
+    fill = fill_value if fill_value_bdim is None else pad_to_rank(
+        move_bdim_to_front(fill_value, fill_value_bdim), target.ndim - 1)
     np.copyto(target, fill, casting="unsafe")
     return out, out_bdim
 

@@ -16,7 +16,7 @@ from ..plumbing import unwrap, wrap
 from ..registry import batch_rule
 from ..tensor import BatchedTensor, new_batched
 from ._helpers import (batch_size_of, ensure_bdim, logical_rank, move_bdim_to_front, require,
-                       wrap_axis)
+                       shared_value, wrap_axis)
 from .views import atleast_front
 
 
@@ -192,43 +192,52 @@ def block_rule(level, args, kwargs):
 
 
 # ---- splitting ----------------------------------------------------------------------------------
-def _split(x, bdim, indices_or_sections, axis, fn=np.split):
+# Batched split points are taken when every example holds the same ones (shared_value): the
+# pieces' shapes depend on them.
+def _split(x, bdim, points, points_bdim, axis, fn=np.split):
+    points = shared_value(points, points_bdim, f"numpy.{fn.__name__}: indices_or_sections")
+    if bdim is None:
+        return [(p, None) for p in fn(x, points, axis=axis)]
     x = move_bdim_to_front(x, bdim)
     nd = x.ndim - 1
-    parts = fn(x, indices_or_sections, axis=wrap_axis(axis, nd) + 1)
+    parts = fn(x, points, axis=wrap_axis(axis, nd) + 1)
     return [(p, 0) for p in parts]
 
 
 @batch_rule(np.split)
-def split_rule(ary, ary_bdim, indices_or_sections, axis=0):
-    return _split(ary, ary_bdim, indices_or_sections, axis)
+def split_rule(ary, ary_bdim, indices_or_sections, indices_or_sections_bdim, axis=0):
+    return _split(ary, ary_bdim, indices_or_sections, indices_or_sections_bdim, axis)
 
 
 @batch_rule(np.array_split)
-def array_split_rule(ary, ary_bdim, indices_or_sections, axis=0):
-    return _split(ary, ary_bdim, indices_or_sections, axis, np.array_split)
+def array_split_rule(ary, ary_bdim, indices_or_sections, indices_or_sections_bdim, axis=0):
+    return _split(ary, ary_bdim, indices_or_sections, indices_or_sections_bdim, axis,
+                  np.array_split)
+
+
+def _directional_split(fn, ary, ary_bdim, points, points_bdim, min_nd: int, axis):
+    nd = ary.ndim - (ary_bdim is not None)
+    if nd < min_nd:
+        raise ValueError(f"{fn.__name__} only works on arrays of {min_nd} or more dimensions")
+    return _split(ary, ary_bdim, points, points_bdim, axis(nd), np.split)
 
 
 @batch_rule(np.hsplit)
-def hsplit_rule(ary, ary_bdim, indices_or_sections):
-    nd = ary.ndim - 1
-    if nd == 0:
-        raise ValueError("hsplit only works on arrays of 1 or more dimensions")
-    return _split(ary, ary_bdim, indices_or_sections, 1 if nd > 1 else 0)
+def hsplit_rule(ary, ary_bdim, indices_or_sections, indices_or_sections_bdim):
+    return _directional_split(np.hsplit, ary, ary_bdim, indices_or_sections,
+                              indices_or_sections_bdim, 1, lambda nd: 1 if nd > 1 else 0)
 
 
 @batch_rule(np.vsplit)
-def vsplit_rule(ary, ary_bdim, indices_or_sections):
-    if ary.ndim - 1 < 2:
-        raise ValueError("vsplit only works on arrays of 2 or more dimensions")
-    return _split(ary, ary_bdim, indices_or_sections, 0)
+def vsplit_rule(ary, ary_bdim, indices_or_sections, indices_or_sections_bdim):
+    return _directional_split(np.vsplit, ary, ary_bdim, indices_or_sections,
+                              indices_or_sections_bdim, 2, lambda nd: 0)
 
 
 @batch_rule(np.dsplit)
-def dsplit_rule(ary, ary_bdim, indices_or_sections):
-    if ary.ndim - 1 < 3:
-        raise ValueError("dsplit only works on arrays of 3 or more dimensions")
-    return _split(ary, ary_bdim, indices_or_sections, 2)
+def dsplit_rule(ary, ary_bdim, indices_or_sections, indices_or_sections_bdim):
+    return _directional_split(np.dsplit, ary, ary_bdim, indices_or_sections,
+                              indices_or_sections_bdim, 3, lambda nd: 2)
 
 
 @batch_rule(np.unstack)

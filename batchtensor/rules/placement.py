@@ -21,8 +21,8 @@ from ..plumbing import innermost, scan_level
 from ..errors import BatchingError, SharedWriteError
 from ..registry import batch_rule
 from ..tensor import BatchedTensor, ndarray_fill
-from ._helpers import (align_front, logical_rank, logical_shape, move_bdim_to_front, ndim_of,
-                       pad_to_rank, wrap_axis)
+from ._helpers import (align_front, clip_mode, logical_rank, logical_shape, move_bdim_to_front,
+                       ndim_of, pad_to_rank, wrap_axis)
 from .indexing import drop_leading_ones, flat_front
 from .views import example_strides, is_contiguous
 
@@ -164,6 +164,7 @@ def put_rule(a, a_bdim, ind, ind_bdim, v, v_bdim, mode="raise"):
     if a_bdim is None:
         raise _shared_target("numpy.put", "a", ind=ind_bdim, v=v_bdim)
     np.put(_target_example(a, a_bdim), _example(ind, ind_bdim), _example(v, v_bdim), mode=mode)
+    mode = clip_mode(mode)  # None is "raise", as for NumPy
     target = move_bdim_to_front(a, a_bdim)
     size = math.prod(target.shape[1:])
     idx = _as_intp(flat_front(ind, ind_bdim))

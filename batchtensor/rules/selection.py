@@ -31,9 +31,9 @@ from ..plumbing import aligned_fast
 from ..errors import BatchingError
 from ..registry import batch_rule, decomposition
 from ..tensor import BatchedTensor, new_batched
-from ._helpers import (align_front, align_pointwise, ensure_bdim, logical_rank, logical_shape,
-                       move_bdim_to_front, ndim_of, pad_to_rank, physical_axis, require,
-                       wrap_axis)
+from ._helpers import (align_front, align_pointwise, clip_mode, ensure_bdim, logical_rank,
+                       logical_shape, move_bdim_to_front, ndim_of, pad_to_rank, physical_axis,
+                       require, wrap_axis)
 from .indexing import flat_front, lift, mask_to_indices
 
 
@@ -77,8 +77,7 @@ def take_rule(a, a_bdim, indices, indices_bdim, axis=None, out=None, out_bdim=No
             return res, a_bdim
         return res, a_bdim + ndim_of(indices) - 1
     # Batched indices: every example gathers with its own indices (advanced indexing).
-    if mode not in ("raise", "wrap", "clip"):
-        raise ValueError(f"clipmode must be one of 'clip', 'raise', or 'wrap' (got {mode!r})")
+    mode = clip_mode(mode)  # None is "raise", as for NumPy
     if indices.dtype != np.intp:
         if not np.can_cast(indices.dtype, np.intp, "same_kind"):
             raise TypeError(f"Cannot cast array data from {indices.dtype!r} to "

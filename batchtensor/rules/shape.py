@@ -17,7 +17,7 @@ from ..plumbing import innermost, scan_level
 from ..registry import batch_rule
 from ..tensor import BatchedTensor
 from ._helpers import (NoValue, ensure_bdim, logical_rank, logical_shape, move_bdim_to_front,
-                       pad_to_rank, require, wrap_axis)
+                       pad_to_rank, require, shared_value, wrap_axis)
 
 
 def _unbatched(value, what: str) -> None:
@@ -53,7 +53,10 @@ def size_rule(a, a_bdim, axis=None):
 
 # ---- repeating ----------------------------------------------------------------------------------
 @batch_rule(np.tile)
-def tile_rule(A, A_bdim, reps):
+def tile_rule(A, A_bdim, reps, reps_bdim):
+    reps = shared_value(reps, reps_bdim, "numpy.tile: reps")  # it decides the result's shape
+    if A_bdim is None:
+        return np.tile(A, reps), None
     try:
         tup = tuple(reps)
     except TypeError:

@@ -1,0 +1,91 @@
+"""Array arguments NumPy's dispatchers leave out, reached through the ``numpy`` module.
+
+NumPy asks ``__array_function__`` only about the arguments a function's dispatcher lists:
+``np.take(a, indices)`` about ``a`` alone, ``np.full_like(a, fill_value)`` about ``a``. With a
+plain ``a`` and a batched ``indices`` NumPy's own code meets the batched value, converts it
+(the conversion error, and a rerun per example) or writes it into an array it made (an
+error). While a vmap level is open, this module replaces the functions of ``UNDISPATCHED`` in
+the ``numpy`` module (by ``conversions.intercept``, as NumPy's conversions are) with wrappers
+that hand a call with a batched value in one of those parameters to the dispatcher, whose
+rules take it (or the per-example loop does). As for the conversions, a name bound before the
+vmap (``from numpy import take``) and NumPy's own calls are not reached.
+"""
+
+from __future__ import annotations
+
+import inspect
+from typing import Any, Callable
+
+import numpy as np
+
+from . import conversions
+from .config import config
+from .dispatch import function_call
+from .levels import current_level
+from .registry import ALIASES
+from .tensor import BatchedTensor
+
+__all__ = ["UNDISPATCHED", "ORIGINALS"]
+
+#: ``numpy`` function name -> the parameters that take arrays which its dispatcher leaves out
+#: (``tests/test_undispatched.py`` checks them against NumPy's dispatchers and documentation).
+#: A function that writes into its first argument is not here: a batched value cannot go into
+#: a plain target anyway (``np.fill_diagonal(plain, batched)`` converts and reruns).
+UNDISPATCHED: dict[str, tuple[str, ...]] = {
+    "take": ("indices",),
+    "full": ("fill_value",),
+    "full_like": ("fill_value",),
+    "nanmean": ("where",),
+    "nanstd": ("where", "mean"),
+    "nanvar": ("where", "mean"),
+    "select": ("default",),
+    "nan_to_num": ("nan", "posinf", "neginf"),
+    "interp": ("left", "right", "period"),
+    "repeat": ("repeats",),
+    "pad": ("pad_width", "constant_values", "end_values"),
+    "linalg.pinv": ("rcond", "rtol"),
+    "linalg.matrix_rank": ("tol", "rtol"),
+}
+
+
+def _module_and_name(dotted: str) -> tuple[Any, str]:
+    mod, _, name = dotted.rpartition(".")
+    return (getattr(np, mod) if mod else np), name
+
+
+ORIGINALS: dict[str, Any] = {d: getattr(*_module_and_name(d)) for d in UNDISPATCHED}
+
+
+def _wrapper(name: str, params: tuple[str, ...]) -> Callable:
+    original = ORIGINALS[name]
+    sig = inspect.signature(original)
+    positions = [(p, i) for i, p in enumerate(sig.parameters)
+                 if p in params and sig.parameters[p].kind is not inspect.Parameter.KEYWORD_ONLY]
+    keywords = tuple(params)
+
+    def call(*args, **kwargs):
+        # (with like=, NumPy itself hands the call to like's __array_function__)
+        if current_level() is not None and config.intercept_numpy and "like" not in kwargs:
+            for p, i in positions:
+                if i < len(args) and type(args[i]) is BatchedTensor:
+                    return function_call(original, args, kwargs, args[i])
+            if kwargs:
+                for p in keywords:
+                    v = kwargs.get(p)
+                    if type(v) is BatchedTensor:
+                        return function_call(original, args, kwargs, v)
+        return original(*args, **kwargs)
+
+    call.__name__ = call.__qualname__ = name.rpartition(".")[2]
+    call.__doc__ = (f"``numpy.{name}``, which hands a batched {' / '.join(params)} to "
+                    f"batchtensor inside a vmap (batchtensor.undispatched).\n\n"
+                    f"{original.__doc__ or ''}")
+    call.__wrapped__ = original
+    call.__signature__ = sig
+    return call
+
+
+for _dotted, _params in UNDISPATCHED.items():
+    _made = _wrapper(_dotted, _params)
+    ALIASES[_made] = ORIGINALS[_dotted]
+    conversions.intercept(*_module_and_name(_dotted), _made)
