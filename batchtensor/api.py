@@ -15,6 +15,7 @@ from . import buffers, conversions
 from .config import FALLBACK_MODES, config
 from .diagnostics import raised_by_batchtensor, user_line, user_stacklevel
 from .errors import BatchingError, DataDependentError, PerformanceWarning, rerun_reason
+from .foreign import stand_in
 from .levels import (Level, close_level, open_level, random_scope, resume_session,
                      session_tick)
 from .pytree import LEAF, broadcast_prefix, flatten, keystr, leaf_paths, unflatten
@@ -263,7 +264,7 @@ class VmapFunction:
             wrapped = [leaf if ax is None else _wrap_input(leaf, ax, level)
                        for leaf, ax in zip(leaves, axes)]
             args = wrapped if treedef is None else unflatten(treedef, wrapped)
-            out = self.func(*args, **kwargs)
+            out = stand_in(self.func)(*args, **kwargs)  # bt.vmap(scipy.signal.lfilter)
             return _not_a_view_of_inputs(unwrap_outputs(level, out, self.out_axes, "out_axes"),
                                          leaves, axes)
         finally:

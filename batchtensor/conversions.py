@@ -32,7 +32,7 @@ from .registry import ALIASES
 from .tensor import BatchedTensor
 
 __all__ = ["enter", "leave", "ORIGINALS", "installed", "intercept", "replacement", "pristine",
-           "is_swapped"]
+           "is_swapped", "before_first_enter"]
 
 #: the functions replaced, by name in the ``numpy`` module (their first argument is the data)
 _LIKE_CALLS = ("asarray", "asanyarray", "array", "ascontiguousarray", "asfortranarray",
@@ -200,9 +200,17 @@ def intercept(module: Any, name: str, replacement: Any) -> None:
             namespace[name] = replacement
 
 
+#: called when a level opens while none is open, before the replacements are installed (and
+#: outside the lock, so that they may call ``intercept``): foreign.load_pending
+before_first_enter: list = []
+
+
 def enter() -> None:
     """A vmap level opens: the first one (on any thread) installs the replacements."""
     global _users
+    if not _users:
+        for hook in before_first_enter:
+            hook()
     _lock.acquire()
     _users += 1
     if _users == 1 and config.intercept_numpy:

@@ -27,7 +27,7 @@ LAYERS = [
     ("dispatch", ["dispatch", "operators"]),
     ("boxed", ["boxed", "boxed.*"]),
     ("rules", ["rules.*", "decompositions"]),
-    ("api", ["conversions", "buffers", "api", "random"]),
+    ("api", ["conversions", "buffers", "api", "random", "foreign"]),
     ("onnx", ["onnx", "onnx.*"]),
     ("package", ["", "__main__"]),
 ]

@@ -1,0 +1,68 @@
+"""What the SciPy rule families share (``rules/scipy_*.py``).
+
+SciPy's functions that take an ``axis`` / ``axes`` argument work on each slice along it alone,
+so a batch rule moves the batch axis to the front (each example's result is then one
+contiguous block of the fresh result, as in the loop), maps the example's axes past it, and
+calls the function once on the whole batch.
+
+A rule calls the function through its module (``call(signal, "lfilter")``), not the object
+it captured: while a vmap runs that attribute is the function's ``foreign.Primitive``, so an
+argument batched at an outer level (which a rule sees as an unbatched BatchedTensor) is
+batched there in turn.
+"""
+
+from __future__ import annotations
+
+from typing import Any, Callable
+
+import numpy as np
+
+from ..tensor import BatchedTensor
+from ._helpers import ensure_bdim, move_bdim_to_front, require, wrap_axis
+
+__all__ = ["call", "front", "front_axis", "logical_axes", "front_axes", "is_array",
+           "require_no_output_array"]
+
+
+def call(module: Any, name: str) -> Callable:
+    """``module.name`` as it is when called (the Primitive while a vmap runs)."""
+
+    def through_module(*args: Any, **kwargs: Any) -> Any:
+        return getattr(module, name)(*args, **kwargs)
+
+    return through_module
+
+
+def front(x: Any, bdim: int | None, size: Any) -> Any:
+    """``x`` with the batch axis first: moved (a view), or broadcast if unbatched (a view)."""
+    return ensure_bdim(x, bdim, size) if bdim is None else move_bdim_to_front(x, bdim)
+
+
+def front_axis(axis: Any, nd: int) -> int:
+    """The physical axis of the example's ``axis`` (rank ``nd``) once the batch axis is first;
+    NumPy's AxisError (a ValueError and an IndexError) if it is out of range."""
+    return wrap_axis(axis, nd) + 1
+
+
+def logical_axes(axes: Any, nd: int) -> tuple:
+    """``axes`` (None: every axis; an int; a sequence, repeats kept) normalised one by one."""
+    if axes is None:
+        return tuple(range(nd))
+    if isinstance(axes, (int, np.integer)):
+        return (wrap_axis(axes, nd),)
+    return tuple(wrap_axis(a, nd) for a in axes)
+
+
+def front_axes(axes: Any, nd: int) -> tuple:
+    """``logical_axes`` past a batch axis at the front."""
+    return tuple(a + 1 for a in logical_axes(axes, nd))
+
+
+def is_array(x: Any) -> bool:
+    return isinstance(x, (np.ndarray, BatchedTensor)) or hasattr(x, "__array_function__")
+
+
+def require_no_output_array(output: Any) -> None:
+    """``output=`` an array: each example writes into its own (batched) target, or every
+    example into one shared array, which the per-example loop refuses clearly."""
+    require(not is_array(output), "output= is an array")
