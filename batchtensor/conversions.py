@@ -31,8 +31,8 @@ from .levels import current_level
 from .registry import ALIASES
 from .tensor import BatchedTensor
 
-__all__ = ["enter", "leave", "ORIGINALS", "installed", "intercept", "replacement", "pristine",
-           "is_swapped", "before_first_enter"]
+__all__ = ["enter", "leave", "ORIGINALS", "installed", "intercept", "release", "replacement",
+           "pristine", "is_swapped", "before_first_enter"]
 
 #: the functions replaced, by name in the ``numpy`` module (their first argument is the data)
 _LIKE_CALLS = ("asarray", "asanyarray", "array", "ascontiguousarray", "asfortranarray",
@@ -198,6 +198,21 @@ def intercept(module: Any, name: str, replacement: Any) -> None:
         swap.replacements[name] = replacement
         if _users and installed():
             namespace[name] = replacement
+
+
+def release(module: Any, name: str) -> None:
+    """Undo ``intercept(module, name, ...)``: ``module.name`` is the original again, now and
+    whenever a level opens."""
+    namespace = vars(module)
+    with _lock:
+        for swap in _swaps:
+            if swap.namespace is namespace and name in swap.replacements:
+                if _users and installed():
+                    namespace[name] = swap.originals[name]
+                del swap.replacements[name], swap.originals[name]
+                if not swap.replacements:
+                    _swaps.remove(swap)
+                return
 
 
 #: called when a level opens while none is open, before the replacements are installed (and

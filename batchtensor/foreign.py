@@ -40,8 +40,9 @@ from .plumbing import scan_level
 from .registry import (PER_EXAMPLE, REGISTRY, batch_rule as register_rule, is_physical_type,
                        op_name)
 
-__all__ = ["Primitive", "primitive", "batch_rule", "is_foreign", "stand_in", "intercepted_modules",
-           "load_pending", "LAZY_RULES", "PRIMITIVES", "ONNX_LOWERINGS"]
+__all__ = ["Primitive", "primitive", "batch_rule", "forget", "is_foreign", "stand_in",
+           "intercepted_modules", "install", "load_pending", "LAZY_RULES", "PRIMITIVES",
+           "ONNX_LOWERINGS"]
 
 #: original callable -> its Primitive (the stand-in installed in its modules)
 PRIMITIVES: dict[Any, "Primitive"] = {}
@@ -56,6 +57,7 @@ LAZY_RULES: dict[str, str] = {
     "scipy.stats": "scipy_stats",
 }
 _pending = dict(LAZY_RULES)
+_places: dict[Any, list] = {}  # original callable -> the modules it is intercepted in
 
 
 class Primitive:
@@ -185,12 +187,27 @@ def install(op: Any, modules: Iterable = ()) -> Primitive:
     if prim is None:
         prim = PRIMITIVES[op] = PER_EXAMPLE[op] = Primitive(op)
     name = op.__name__
+    places = _places.setdefault(op, [])
     for mod in [*intercepted_modules(op), *modules]:
         if vars(mod).get(name) is not op and vars(mod).get(name) is not prim:
             raise TypeError(f"bt.primitive: module {mod.__name__!r} has no attribute {name!r} "
                             f"holding {op_name(op)}")
         conversions.intercept(mod, name, prim)
+        if all(m is not mod for m in places):
+            places.append(mod)
     return prim
+
+
+def forget(op: Any) -> None:
+    """Undo ``bt.batch_rule`` / ``bt.primitive`` for a foreign ``op``: its rule, lowering and
+    interception are dropped, and every module holds the original again (tests use it)."""
+    prim = PRIMITIVES.pop(op, None)
+    PER_EXAMPLE.pop(op, None)
+    ONNX_LOWERINGS.pop(op, None)
+    REGISTRY.pop(op, None)
+    if prim is not None:
+        for mod in _places.pop(op, ()):
+            conversions.release(mod, op.__name__)
 
 
 # ---- SciPy's rules, loaded when SciPy is -------------------------------------------------------
@@ -247,7 +264,8 @@ def batch_rule(op: Any, **options: Any) -> Callable:
     """
     if type(op) is Primitive:
         return register_rule(op.original, **options)
-    if is_numpy_op(op):
+    owner = getattr(op, "__self__", None)
+    if is_numpy_op(op) and (owner is None or isinstance(owner, (types.ModuleType, np.ufunc))):
         return register_rule(op, **options)
     for package in list(_pending):  # SciPy's own rule first: replacing it must say so
         if (getattr(op, "__module__", None) or "").startswith(package + "."):

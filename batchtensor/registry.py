@@ -92,6 +92,8 @@ def op_name(op: Any) -> str:
             mod = "numpy.linalg"
         elif mod.startswith("numpy.fft"):
             mod = "numpy.fft"
+    elif "._" in mod:  # scipy.signal._signaltools -> scipy.signal, as users reach it
+        mod = mod[:mod.index("._")]
     if mod in ("operator", "_operator"):
         return {"getitem": "x[...] (getitem)", "setitem": "x[...] = v (setitem)"}.get(qual, qual)
     if mod == "builtins":

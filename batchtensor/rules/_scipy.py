@@ -18,10 +18,10 @@ from typing import Any, Callable
 import numpy as np
 
 from ..tensor import BatchedTensor
-from ._helpers import ensure_bdim, move_bdim_to_front, require, wrap_axis
+from ._helpers import ensure_bdim, logical_shape, move_bdim_to_front, require, wrap_axis
 
 __all__ = ["call", "front", "front_axis", "logical_axes", "front_axes", "is_array",
-           "require_no_output_array"]
+           "require_no_output_array", "no_examples", "moved_blocks"]
 
 
 def call(module: Any, name: str) -> Callable:
@@ -66,3 +66,24 @@ def require_no_output_array(output: Any) -> None:
     """``output=`` an array: each example writes into its own (batched) target, or every
     example into one shared array, which the per-example loop refuses clearly."""
     require(not is_array(output), "output= is an array")
+
+
+def no_examples(x: Any, bdim: int, per_example: Callable) -> tuple | None:
+    """With batch size 0, ``(empty result, 0)`` of the shape and dtype ``per_example`` gives
+    one zero example (for functions that fail on an empty batch: a least-squares fit of no
+    columns); None otherwise."""
+    n = x.shape[bdim]
+    if type(n) is not int or n:
+        return None
+    one = per_example(np.zeros(logical_shape(x, bdim), dtype=x.dtype))
+    return np.empty((0,) + tuple(np.shape(one)), dtype=one.dtype), 0
+
+
+def moved_blocks(res: Any, axis: int) -> Any:
+    """``res`` (batch first) laid out as a function that moves ``axis`` to the front, works
+    on a C-ordered copy and moves it back lays out each example: one block per example, each
+    block C-ordered with ``axis`` first (a copy)."""
+    moved = np.moveaxis(res, axis, 1)
+    out = np.empty_like(moved, order="C")
+    np.copyto(out, moved)
+    return np.moveaxis(out, 1, axis)

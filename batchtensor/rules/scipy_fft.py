@@ -12,7 +12,7 @@ from scipy import fft
 
 from ..registry import batch_rule
 from ..scalars import ARRAY_0D, Array0d
-from ._helpers import dry_run, logical_rank, logical_shape, require
+from ._helpers import batch_outermost, dry_run, logical_rank, logical_shape, require
 from ._scipy import call, front, front_axes, front_axis
 
 ONE_AXIS = ("fft", "ifft", "rfft", "irfft", "hfft", "ihfft")
@@ -94,7 +94,8 @@ def _shift(name: str):
         nd = logical_rank(x, x_bdim)
         if nd == 0:  # NumPy's roll fails on a 0-d array: its own error
             dry_run(fn, (), x.dtype, axes)
-        return fn(front(x, x_bdim, None), front_axes(axes, nd)), 0
+        # np.roll's result is laid out as its input: each example as the example is
+        return fn(batch_outermost(x, x_bdim), front_axes(axes, nd)), 0
 
     rule.__name__ = f"{name}_rule"
     ARRAY_0D[getattr(fft, name)] = Array0d.ALWAYS

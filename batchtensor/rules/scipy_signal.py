@@ -13,8 +13,8 @@ import numpy as np
 from scipy import signal
 
 from ..registry import batch_rule
-from ._helpers import logical_rank, require
-from ._scipy import call, front, front_axis
+from ._helpers import batch_outermost, logical_rank, require
+from ._scipy import call, front, front_axis, moved_blocks, no_examples
 
 lfilter, sosfilt = call(signal, "lfilter"), call(signal, "sosfilt")
 
@@ -68,8 +68,15 @@ def sosfiltfilt_rule(sos, x, x_bdim, axis=-1, padtype="odd", padlen=None):
 @batch_rule(signal.detrend)
 def detrend_rule(data, data_bdim, axis=-1, type="linear", bp=0, overwrite_data=False):
     require(not overwrite_data, "detrend(overwrite_data=True) may write into each example")
+    fn = call(signal, "detrend")
+    empty = no_examples(data, data_bdim, lambda e: fn(e, axis, type, bp))
+    if empty is not None:
+        return empty
     ax = front_axis(axis, logical_rank(data, data_bdim))
-    return call(signal, "detrend")(move(data, data_bdim), ax, type, bp), 0
+    if type in ("constant", "c"):  # data - mean: laid out as the data, so each example
+        return fn(batch_outermost(data, data_bdim), ax, type, bp), 0
+    # a least-squares fit on a C-ordered copy with axis first, moved back
+    return moved_blocks(fn(move(data, data_bdim), ax, type, bp), ax), 0
 
 
 @batch_rule(signal.hilbert)
@@ -81,9 +88,13 @@ def hilbert_rule(x, x_bdim, N=None, axis=-1):
 @batch_rule(signal.savgol_filter)
 def savgol_filter_rule(x, x_bdim, window_length, polyorder, deriv=0, delta=1.0, axis=-1,
                        mode="interp", cval=0.0):
+    fn = call(signal, "savgol_filter")
+    args = (window_length, polyorder, deriv, delta)
+    empty = no_examples(x, x_bdim, lambda e: fn(e, *args, axis, mode, cval))
+    if empty is not None:
+        return empty
     ax = front_axis(axis, logical_rank(x, x_bdim))
-    return call(signal, "savgol_filter")(move(x, x_bdim), window_length, polyorder, deriv,
-                                         delta, ax, mode, cval), 0
+    return fn(move(x, x_bdim), *args, ax, mode, cval), 0
 
 
 @batch_rule(signal.decimate)

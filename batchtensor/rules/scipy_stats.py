@@ -65,7 +65,10 @@ def zscore_rule(a, a_bdim, axis=0, ddof=0, nan_policy="propagate"):
     a = batch_outermost(a, a_bdim)
     shape = a.shape
     flat = np.reshape(a, (shape[0], math.prod(shape[1:])))  # each example one row
-    return np.reshape(fn(flat, 1, ddof, nan_policy), shape), 0
+    res = np.reshape(fn(flat, 1, ddof, nan_policy), shape)
+    out = np.empty_like(a, dtype=res.dtype)  # laid out as the data, as each example's is
+    np.copyto(out, res)
+    return out, 0
 
 
 ARRAY_0D[stats.zscore] = Array0d.ALWAYS  # a 0-d example gives a 0-d array
