@@ -592,3 +592,19 @@ def test_every_sample_lays_out_each_example_as_the_loop(info):
                 for i in range(len(arr)):
                     assert (g[i].flags.c_contiguous, g[i].flags.f_contiguous) == (
                         w.flags.c_contiguous, w.flags.f_contiguous), (sample.name, layout, i)
+
+
+def test_a_rerun_after_scipy_wrote_into_an_input_is_refused():
+    """fft(overwrite_x=True) transforms a complex input in place: a whole-function rerun after
+    it would run on the transformed data, so it is refused, as after NumPy's own writes."""
+    xs = np.random.default_rng(10).normal(size=(3, 8)) + 0j
+
+    def f(x):
+        fft.fft(x, overwrite_x=True)
+        return float(np.abs(x).sum())  # a Python float: only a rerun can give it
+
+    with pytest.raises(bt.BatchingError, match="writes into one of its arguments"):
+        bt.vmap(f)(xs.copy())
+    g = lambda x: float(np.abs(fft.fft(x)).sum())  # noqa: E731  (no write: rerun as usual)
+    with pytest.warns(bt.PerformanceWarning, match="reruns once per example"):
+        assert_same(bt.vmap(g)(xs), loop_vmap(g)(xs))

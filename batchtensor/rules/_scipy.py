@@ -17,11 +17,13 @@ from typing import Any, Callable
 
 import numpy as np
 
+from ..levels import active_levels, note_write
+from ..plumbing import innermost
 from ..tensor import BatchedTensor
 from ._helpers import ensure_bdim, logical_shape, move_bdim_to_front, require, wrap_axis
 
 __all__ = ["call", "front", "front_axis", "logical_axes", "front_axes", "is_array",
-           "require_no_output_array", "no_examples", "moved_blocks"]
+           "require_no_output_array", "no_examples", "moved_blocks", "writes_into"]
 
 
 def call(module: Any, name: str) -> Callable:
@@ -87,3 +89,12 @@ def moved_blocks(res: Any, axis: int) -> Any:
     out = np.empty_like(moved, order="C")
     np.copyto(out, moved)
     return np.moveaxis(out, 1, axis)
+
+
+def writes_into(x: Any) -> None:
+    """SciPy is about to write into ``x`` (``overwrite_x=True``, ``overwrite_data=True``):
+    the levels that watch for writes into their inputs learn of it, as for NumPy's writes, so
+    that a whole-function rerun after it is refused instead of rerunning on changed data."""
+    phys = innermost(x)
+    for level in active_levels():
+        note_write(level, phys)

@@ -13,7 +13,7 @@ from scipy import fft
 from ..registry import batch_rule
 from ..scalars import ARRAY_0D, Array0d
 from ._helpers import batch_outermost, dry_run, logical_rank, logical_shape, require
-from ._scipy import call, front, front_axes, front_axis
+from ._scipy import call, front, front_axes, front_axis, writes_into
 
 ONE_AXIS = ("fft", "ifft", "rfft", "irfft", "hfft", "ihfft")
 TWO_AXES = ("fft2", "ifft2", "rfft2", "irfft2", "hfft2", "ihfft2")
@@ -41,6 +41,8 @@ def _one_axis(name: str):
     @batch_rule(getattr(fft, name))
     def rule(x, x_bdim, n=None, axis=-1, norm=None, overwrite_x=False, *args, **kwargs):
         ax = front_axis(axis, logical_rank(x, x_bdim))
+        if overwrite_x:
+            writes_into(x)
         return fn(front(x, x_bdim, None), n, ax, norm, overwrite_x, *args, **kwargs), 0
 
     rule.__name__ = f"{name}_rule"
@@ -53,6 +55,8 @@ def _n_axes(name: str, default_axes):
     def rule(x, x_bdim, s=None, axes=default_axes, norm=None, overwrite_x=False, *args,
              **kwargs):
         phys = _axes(x, x_bdim, s, axes, lambda e: fn(e, s, axes, norm, False, *args, **kwargs))
+        if overwrite_x:
+            writes_into(x)
         return fn(front(x, x_bdim, None), s, phys, norm, overwrite_x, *args, **kwargs), 0
 
     rule.__name__ = f"{name}_rule"
@@ -66,6 +70,8 @@ def _real_one_axis(name: str):
     def rule(x, x_bdim, type=2, n=None, axis=-1, norm=None, overwrite_x=False, *args,
              **kwargs):
         ax = front_axis(axis, logical_rank(x, x_bdim))
+        if overwrite_x:
+            writes_into(x)
         return fn(front(x, x_bdim, None), type, n, ax, norm, overwrite_x, *args, **kwargs), 0
 
     rule.__name__ = f"{name}_rule"
@@ -79,6 +85,8 @@ def _real_n_axes(name: str):
              **kwargs):
         phys = _axes(x, x_bdim, s, axes,
                      lambda e: fn(e, type, s, axes, norm, False, *args, **kwargs))
+        if overwrite_x:
+            writes_into(x)
         return fn(front(x, x_bdim, None), type, s, phys, norm, overwrite_x, *args,
                   **kwargs), 0
 

@@ -14,7 +14,7 @@ from scipy import signal
 
 from ..registry import batch_rule
 from ._helpers import batch_outermost, logical_rank, require
-from ._scipy import call, front, front_axis, moved_blocks, no_examples
+from ._scipy import call, front, front_axis, moved_blocks, no_examples, writes_into
 
 lfilter, sosfilt = call(signal, "lfilter"), call(signal, "sosfilt")
 
@@ -67,7 +67,9 @@ def sosfiltfilt_rule(sos, x, x_bdim, axis=-1, padtype="odd", padlen=None):
 
 @batch_rule(signal.detrend)
 def detrend_rule(data, data_bdim, axis=-1, type="linear", bp=0, overwrite_data=False):
-    require(not overwrite_data, "detrend(overwrite_data=True) may write into each example")
+    if overwrite_data:
+        writes_into(data)
+        require(False, "detrend(overwrite_data=True) may write into each example")
     fn = call(signal, "detrend")
     empty = no_examples(data, data_bdim, lambda e: fn(e, axis, type, bp))
     if empty is not None:
