@@ -291,16 +291,15 @@ def batch_rule(op: Any, **options: Any) -> Callable:
     that cannot be reached so (a bound method, a lambda) raises a TypeError here. Options:
     ``raw``, ``replace``, ``fast`` (see ``batchtensor.registry.batch_rule``).
 
-    >>> import numpy as np, batchtensor as bt
-    >>> import scipy.special
-    >>> @bt.batch_rule(scipy.special.logsumexp, replace=True)
-    ... def logsumexp_rule(a, a_bdim, axis=None, b=None, keepdims=False, return_sign=False):
-    ...     a = np.moveaxis(a, a_bdim, 0)                    # the batch axis first
-    ...     axes = tuple(range(1, a.ndim)) if axis is None else axis + (axis >= 0)
-    ...     return scipy.special.logsumexp(a, axes, b, keepdims, return_sign), 0
-    >>> xs = np.log(np.arange(1.0, 7.0)).reshape(2, 3)
-    >>> bt.vmap(lambda x: scipy.special.logsumexp(x))(xs)
-    array([1.79175947, 2.7080502 ])
+    >>> import numpy as np, batchtensor as bt, scipy.signal
+    >>> @bt.batch_rule(scipy.signal.medfilt)
+    ... def medfilt_rule(volume, volume_bdim, kernel_size=None):
+    ...     k = 3 if kernel_size is None else kernel_size
+    ...     volume = np.moveaxis(volume, volume_bdim, 0)      # the batch axis first,
+    ...     return scipy.signal.medfilt(volume, [1, k]), 0     # with a window of 1
+    >>> bt.vmap(scipy.signal.medfilt)(np.array([[1.0, 9.0, 2.0], [5.0, 0.0, 4.0]]))
+    array([[1., 2., 2.],
+           [0., 4., 0.]])
     """
     if type(op) is Primitive:
         return register_rule(op.original, **options)

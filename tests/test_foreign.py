@@ -11,6 +11,7 @@ import textwrap
 import threading
 import types
 import warnings
+from pathlib import Path
 
 import numpy as np
 import pytest
@@ -441,9 +442,13 @@ def test_zi_batched_unbatched_and_broadcast():
 
 
 # ---- loading ------------------------------------------------------------------------------------
+ROOT = str(Path(__file__).resolve().parents[1])
+
+
 def _python(code: str) -> str:
+    """Run ``code`` in a fresh interpreter on this checkout's batchtensor."""
     out = subprocess.run([sys.executable, "-c", textwrap.dedent(code)], capture_output=True,
-                         text=True, timeout=120)
+                         text=True, timeout=300, cwd=ROOT)
     assert out.returncode == 0, out.stderr
     return out.stdout
 
@@ -608,3 +613,19 @@ def test_a_rerun_after_scipy_wrote_into_an_input_is_refused():
     g = lambda x: float(np.abs(fft.fft(x)).sum())  # noqa: E731  (no write: rerun as usual)
     with pytest.warns(bt.PerformanceWarning, match="reruns once per example"):
         assert_same(bt.vmap(g)(xs), loop_vmap(g)(xs))
+
+
+def test_the_docs_examples_run():
+    """docs/foreign.md's Python blocks, in order, in one namespace (a subprocess: they
+    register rules)."""
+    import re
+
+    doc = Path(ROOT) / "docs" / "foreign.md"
+    blocks = re.findall(r"```python\n(.*?)```", doc.read_text(), re.S)
+    assert len(blocks) >= 4
+    try:
+        import onnx  # noqa: F401
+        import onnxruntime  # noqa: F401
+    except ImportError:
+        blocks = [b for b in blocks if "bt.onnx" not in b]
+    _python("import warnings\nwarnings.simplefilter('error', Warning)\n" + "\n".join(blocks))
