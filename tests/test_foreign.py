@@ -374,7 +374,8 @@ def test_batched_coefficients_run_per_example_and_warn():
     g = bt.vmap(lambda b: bt.vmap(lambda x: signal.lfilter(b, A, x))(xs))
     with warnings.catch_warnings():
         warnings.simplefilter("ignore", bt.PerformanceWarning)
-        assert_same(g(bs), loop_vmap(lambda b: loop_vmap(lambda x: signal.lfilter(b, A, x))(xs))(bs))
+        want = loop_vmap(lambda b: loop_vmap(lambda x: signal.lfilter(b, A, x))(xs))(bs)
+        assert_same(g(bs), want)
     with bt.config(fallback="error"), pytest.raises(bt.BatchingError, match="lfilter"):
         bt.vmap(f)(bs, xs)
 
@@ -629,3 +630,28 @@ def test_the_docs_examples_run():
     except ImportError:
         blocks = [b for b in blocks if "bt.onnx" not in b]
     _python("import warnings\nwarnings.simplefilter('error', Warning)\n" + "\n".join(blocks))
+
+
+def test_a_rule_for_another_scipy_signature_is_left_out_with_a_warning(lib):
+    from batchtensor.rules._scipy import scipy_rule
+
+    with pytest.warns(RuntimeWarning, match="no batch rule for fakelib.smooth with this SciPy"):
+        scipy_rule(lib.smooth)(lambda x, x_bdim, window=3: (x, x_bdim))
+    assert lib.smooth not in REGISTRY
+
+
+def test_the_bench_workloads_match_the_loop():
+    """bench/foreign.py's workloads (first examples only; nothing timed here)."""
+    import importlib.util
+
+    spec = importlib.util.spec_from_file_location("bench_foreign",
+                                                  Path(ROOT) / "bench" / "foreign.py")
+    bench = importlib.util.module_from_spec(spec)
+    sys.path.insert(0, str(Path(ROOT) / "bench"))
+    try:
+        spec.loader.exec_module(bench)
+    finally:
+        sys.path.remove(str(Path(ROOT) / "bench"))
+    for name, (f, xs) in bench.workloads(np.random.default_rng(0)).items():
+        with bt.config(fallback="error"):
+            assert_same(bt.vmap(f)(xs[:4]), loop_vmap(f)(xs[:4]))

@@ -13,17 +13,36 @@ batched there in turn.
 
 from __future__ import annotations
 
+import warnings
 from typing import Any, Callable
 
 import numpy as np
 
 from ..levels import active_levels, note_write
 from ..plumbing import innermost
+from ..registry import batch_rule, op_name
 from ..tensor import BatchedTensor
 from ._helpers import ensure_bdim, logical_shape, move_bdim_to_front, require, wrap_axis
 
 __all__ = ["call", "front", "front_axis", "logical_axes", "front_axes", "is_array",
-           "require_no_output_array", "no_examples", "moved_blocks", "writes_into"]
+           "require_no_output_array", "no_examples", "moved_blocks", "writes_into",
+           "scipy_rule"]
+
+
+def scipy_rule(op: Any, **options: Any) -> Callable:
+    """``batch_rule(op)`` for a SciPy function. Where the installed SciPy's signature differs
+    from the one the rule was written for, the rule is left out with a warning (the function
+    then runs through the per-example fallbacks) rather than bind a call wrongly."""
+
+    def deco(rule: Callable) -> Callable:
+        try:
+            return batch_rule(op, **options)(rule)
+        except TypeError as e:
+            warnings.warn(f"batchtensor has no batch rule for {op_name(op)} with this SciPy "
+                          f"({e})", RuntimeWarning, stacklevel=2)
+            return rule
+
+    return deco
 
 
 def call(module: Any, name: str) -> Callable:

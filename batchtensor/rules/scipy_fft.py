@@ -3,17 +3,17 @@ the example's axes are mapped past it (normalised against the example's rank).
 
 ``overwrite_x``, ``workers`` and ``plan`` are passed on: with ``overwrite_x=True`` SciPy
 transforms a complex (or, for dct / dst, a real) input in place and returns it, per example as
-for the batch, so the result is a view of the input in both. Loaded by ``batchtensor.foreign`` once ``scipy.fft`` is imported.
+for the batch, so the result is a view of the input in both (and the write is noted for the
+rerun's guard). Loaded by ``batchtensor.foreign`` once ``scipy.fft`` is imported.
 """
 
 from __future__ import annotations
 
 from scipy import fft
 
-from ..registry import batch_rule
 from ..scalars import ARRAY_0D, Array0d
 from ._helpers import batch_outermost, dry_run, logical_rank, logical_shape, require
-from ._scipy import call, front, front_axes, front_axis, writes_into
+from ._scipy import call, front, front_axes, front_axis, scipy_rule, writes_into
 
 ONE_AXIS = ("fft", "ifft", "rfft", "irfft", "hfft", "ihfft")
 TWO_AXES = ("fft2", "ifft2", "rfft2", "irfft2", "hfft2", "ihfft2")
@@ -38,7 +38,7 @@ def _axes(x, x_bdim, s, axes, per_example) -> tuple:
 def _one_axis(name: str):
     fn = call(fft, name)
 
-    @batch_rule(getattr(fft, name))
+    @scipy_rule(getattr(fft, name))
     def rule(x, x_bdim, n=None, axis=-1, norm=None, overwrite_x=False, *args, **kwargs):
         ax = front_axis(axis, logical_rank(x, x_bdim))
         if overwrite_x:
@@ -51,7 +51,7 @@ def _one_axis(name: str):
 def _n_axes(name: str, default_axes):
     fn = call(fft, name)
 
-    @batch_rule(getattr(fft, name))
+    @scipy_rule(getattr(fft, name))
     def rule(x, x_bdim, s=None, axes=default_axes, norm=None, overwrite_x=False, *args,
              **kwargs):
         phys = _axes(x, x_bdim, s, axes, lambda e: fn(e, s, axes, norm, False, *args, **kwargs))
@@ -66,7 +66,7 @@ def _n_axes(name: str, default_axes):
 def _real_one_axis(name: str):
     fn = call(fft, name)
 
-    @batch_rule(getattr(fft, name))
+    @scipy_rule(getattr(fft, name))
     def rule(x, x_bdim, type=2, n=None, axis=-1, norm=None, overwrite_x=False, *args,
              **kwargs):
         ax = front_axis(axis, logical_rank(x, x_bdim))
@@ -80,7 +80,7 @@ def _real_one_axis(name: str):
 def _real_n_axes(name: str):
     fn = call(fft, name)
 
-    @batch_rule(getattr(fft, name))
+    @scipy_rule(getattr(fft, name))
     def rule(x, x_bdim, type=2, s=None, axes=None, norm=None, overwrite_x=False, *args,
              **kwargs):
         phys = _axes(x, x_bdim, s, axes,
@@ -97,7 +97,7 @@ def _real_n_axes(name: str):
 def _shift(name: str):
     fn = call(fft, name)
 
-    @batch_rule(getattr(fft, name))
+    @scipy_rule(getattr(fft, name))
     def rule(x, x_bdim, axes=None):
         nd = logical_rank(x, x_bdim)
         if nd == 0:  # NumPy's roll fails on a 0-d array: its own error

@@ -17,10 +17,9 @@ import inspect
 import numpy as np
 from scipy import ndimage
 
-from ..registry import batch_rule
 from ..scalars import ARRAY_0D, Array0d
 from ._helpers import logical_rank, require
-from ._scipy import call, front, front_axes, front_axis, require_no_output_array
+from ._scipy import call, front, front_axes, front_axis, require_no_output_array, scipy_rule
 
 #: filters with ``axes=``: each runs over the example's axes (all of them by default)
 AXES_FILTERS = ("gaussian_filter", "uniform_filter", "median_filter", "maximum_filter",
@@ -32,11 +31,18 @@ AXIS_FILTERS = {"gaussian_filter1d": "sigma", "uniform_filter1d": "size",
                 "convolve1d": "weights", "correlate1d": "weights"}
 
 
+def _has_axes(op) -> bool:
+    """SciPy's filters take ``axes=`` from 1.11 on; before, a filter has no rule here."""
+    return "axes" in inspect.signature(op).parameters
+
+
 def _axes_filter(name: str):
     op, fn = getattr(ndimage, name), call(ndimage, name)
+    if not _has_axes(op):
+        return
     at = list(inspect.signature(op).parameters).index("output") - 1
 
-    @batch_rule(op)
+    @scipy_rule(op)
     def rule(input, input_bdim, *args, **kwargs):
         require_no_output_array(kwargs.get("output", args[at] if len(args) > at else None))
         axes = front_axes(kwargs.pop("axes", None), logical_rank(input, input_bdim))
@@ -67,10 +73,9 @@ def _axis_filter(name: str, first: str):
             return run(input, input_bdim, weights, axis, args, kwargs)
 
     rule.__name__ = f"{name}_rule"
-    batch_rule(op)(rule)
+    scipy_rule(op)(rule)
 
 
-@batch_rule(ndimage.gaussian_gradient_magnitude)
 def gaussian_gradient_magnitude_rule(input, input_bdim, sigma, output=None, mode="reflect",
                                      cval=0.0, *, axes=None, **kwargs):
     # Each derivative smooths along *every* axis with sigma (one per axis of the example):
@@ -84,7 +89,9 @@ def gaussian_gradient_magnitude_rule(input, input_bdim, sigma, output=None, mode
         axes=front_axes(axes, nd), **kwargs), 0
 
 
-ARRAY_0D[ndimage.gaussian_gradient_magnitude] = Array0d.ALWAYS
+if _has_axes(ndimage.gaussian_gradient_magnitude):
+    scipy_rule(ndimage.gaussian_gradient_magnitude)(gaussian_gradient_magnitude_rule)
+    ARRAY_0D[ndimage.gaussian_gradient_magnitude] = Array0d.ALWAYS
 
 for _name in AXES_FILTERS:
     _axes_filter(_name)

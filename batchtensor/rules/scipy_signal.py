@@ -12,9 +12,8 @@ from __future__ import annotations
 import numpy as np
 from scipy import signal
 
-from ..registry import batch_rule
 from ._helpers import batch_outermost, logical_rank, require
-from ._scipy import call, front, front_axis, moved_blocks, no_examples, writes_into
+from ._scipy import call, front, front_axis, moved_blocks, no_examples, scipy_rule, writes_into
 
 lfilter, sosfilt = call(signal, "lfilter"), call(signal, "sosfilt")
 
@@ -23,7 +22,7 @@ def _size(x, x_bdim, zi, zi_bdim):
     return x.shape[x_bdim] if x_bdim is not None else zi.shape[zi_bdim]
 
 
-@batch_rule(signal.lfilter)
+@scipy_rule(signal.lfilter)
 def lfilter_rule(b, a, x, x_bdim, axis=-1, zi=None, zi_bdim=None):
     size = _size(x, x_bdim, zi, zi_bdim)
     ax = front_axis(axis, logical_rank(x, x_bdim))
@@ -34,7 +33,7 @@ def lfilter_rule(b, a, x, x_bdim, axis=-1, zi=None, zi_bdim=None):
     return (y, 0), (zf, 0)
 
 
-@batch_rule(signal.sosfilt)
+@scipy_rule(signal.sosfilt)
 def sosfilt_rule(sos, x, x_bdim, axis=-1, zi=None, zi_bdim=None):
     size = _size(x, x_bdim, zi, zi_bdim)
     ax = front_axis(axis, logical_rank(x, x_bdim))
@@ -51,7 +50,7 @@ def move(x, x_bdim):
     return front(x, x_bdim, None)
 
 
-@batch_rule(signal.filtfilt)
+@scipy_rule(signal.filtfilt)
 def filtfilt_rule(b, a, x, x_bdim, axis=-1, padtype="odd", padlen=None, method="pad",
                   irlen=None):
     ax = front_axis(axis, logical_rank(x, x_bdim))
@@ -59,13 +58,13 @@ def filtfilt_rule(b, a, x, x_bdim, axis=-1, padtype="odd", padlen=None, method="
                                     irlen), 0
 
 
-@batch_rule(signal.sosfiltfilt)
+@scipy_rule(signal.sosfiltfilt)
 def sosfiltfilt_rule(sos, x, x_bdim, axis=-1, padtype="odd", padlen=None):
     ax = front_axis(axis, logical_rank(x, x_bdim))
     return call(signal, "sosfiltfilt")(sos, move(x, x_bdim), ax, padtype, padlen), 0
 
 
-@batch_rule(signal.detrend)
+@scipy_rule(signal.detrend)
 def detrend_rule(data, data_bdim, axis=-1, type="linear", bp=0, overwrite_data=False):
     if overwrite_data:
         writes_into(data)
@@ -81,13 +80,13 @@ def detrend_rule(data, data_bdim, axis=-1, type="linear", bp=0, overwrite_data=F
     return moved_blocks(fn(move(data, data_bdim), ax, type, bp), ax), 0
 
 
-@batch_rule(signal.hilbert)
+@scipy_rule(signal.hilbert)
 def hilbert_rule(x, x_bdim, N=None, axis=-1):
     ax = front_axis(axis, logical_rank(x, x_bdim))
     return call(signal, "hilbert")(move(x, x_bdim), N, ax), 0
 
 
-@batch_rule(signal.savgol_filter)
+@scipy_rule(signal.savgol_filter)
 def savgol_filter_rule(x, x_bdim, window_length, polyorder, deriv=0, delta=1.0, axis=-1,
                        mode="interp", cval=0.0):
     fn = call(signal, "savgol_filter")
@@ -99,13 +98,13 @@ def savgol_filter_rule(x, x_bdim, window_length, polyorder, deriv=0, delta=1.0, 
     return fn(move(x, x_bdim), *args, ax, mode, cval), 0
 
 
-@batch_rule(signal.decimate)
+@scipy_rule(signal.decimate)
 def decimate_rule(x, x_bdim, q, n=None, ftype="iir", axis=-1, zero_phase=True):
     ax = front_axis(axis, logical_rank(x, x_bdim))
     return call(signal, "decimate")(move(x, x_bdim), q, n, ftype, ax, zero_phase), 0
 
 
-@batch_rule(signal.resample_poly)
+@scipy_rule(signal.resample_poly)
 def resample_poly_rule(x, x_bdim, up, down, axis=0, window=("kaiser", 5.0), padtype="constant",
                        cval=None):
     ax = front_axis(axis, logical_rank(x, x_bdim))

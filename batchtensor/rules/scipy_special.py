@@ -9,12 +9,11 @@ from __future__ import annotations
 
 from scipy import special
 
-from ..registry import batch_rule
 from ._helpers import batch_outermost, logical_rank, pad_to_rank, require
-from ._scipy import call, front, front_axes
+from ._scipy import call, front, front_axes, scipy_rule
 
 
-@batch_rule(special.logsumexp)
+@scipy_rule(special.logsumexp)
 def logsumexp_rule(a, a_bdim, axis=None, b=None, b_bdim=None, keepdims=False,
                    return_sign=False):
     nd = logical_rank(a, a_bdim)
@@ -32,7 +31,7 @@ def logsumexp_rule(a, a_bdim, axis=None, b=None, b_bdim=None, keepdims=False,
 def _softmax(name: str):
     fn = call(special, name)
 
-    @batch_rule(getattr(special, name))
+    @scipy_rule(getattr(special, name))
     def rule(x, x_bdim, axis=None):
         nd = logical_rank(x, x_bdim)
         return fn(batch_outermost(x, x_bdim), front_axes(axis, nd)), 0

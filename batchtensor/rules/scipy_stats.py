@@ -15,10 +15,9 @@ import math
 import numpy as np
 from scipy import stats
 
-from ..registry import batch_rule
 from ..scalars import ARRAY_0D, Array0d
 from ._helpers import batch_outermost, logical_rank, require
-from ._scipy import call, front_axes, front_axis
+from ._scipy import call, front_axes, front_axis, scipy_rule
 
 
 def _reduce(a, a_bdim, axis) -> tuple:
@@ -31,7 +30,7 @@ def _reduce(a, a_bdim, axis) -> tuple:
     return a, front_axes(axis, nd)
 
 
-@batch_rule(stats.moment)
+@scipy_rule(stats.moment)
 def moment_rule(a, a_bdim, order=1, axis=0, nan_policy="propagate", *, center=None,
                 keepdims=False):
     require(center is None or np.ndim(center) == 0, "moment(center=) is an array")
@@ -44,7 +43,7 @@ def moment_rule(a, a_bdim, order=1, axis=0, nan_policy="propagate", *, center=No
 def _reduction(name: str):
     fn = call(stats, name)
 
-    @batch_rule(getattr(stats, name))
+    @scipy_rule(getattr(stats, name))
     def rule(a, a_bdim, axis=0, *args, **kwargs):
         a, axes = _reduce(a, a_bdim, axis)
         return fn(a, axes, *args, **kwargs), 0
@@ -56,7 +55,7 @@ for _name in ("skew", "kurtosis", "variation", "sem"):
     _reduction(_name)
 
 
-@batch_rule(stats.zscore)
+@scipy_rule(stats.zscore)
 def zscore_rule(a, a_bdim, axis=0, ddof=0, nan_policy="propagate"):
     fn = call(stats, "zscore")
     if axis is not None:
