@@ -4,11 +4,12 @@ NumPy hands a call of ``np.sum`` on a BatchedTensor to us through ``__array_func
 of ``scipy.signal.lfilter`` never comes back to us. So a foreign callable gets its rule in two
 steps: the rule goes into the registry (keyed by the callable, as for NumPy ops), and a
 ``Primitive`` (a stand-in that hands batched calls to the dispatcher) replaces the callable in
-every module user code reaches it through, while a vmap level is open
-(``conversions.intercept``). Its public modules (``scipy.signal``) and the module that defines
-it (``scipy.signal._signaltools``, whose own functions call it: ``filtfilt`` calls ``lfilter``)
-are searched among the imported modules of its package. When no level is open, every module
-holds the original again.
+the modules code reaches it through, while a vmap level is open (``conversions.intercept``):
+the public modules of its package (``scipy.signal``: by switching the module's class, which
+serves ``scipy.signal.lfilter`` and ``from scipy.signal import lfilter``) and the module that
+defines it where its own functions call it (``scipy.signal._signaltools``, where ``filtfilt``
+calls ``lfilter``: in the namespace, which their global look-ups read). When no level is
+open, every module is as it was.
 
 What cannot be reached: a name bound before the vmap outside those modules
 (``from scipy.signal import lfilter`` in a user module, a local variable, a default argument)
@@ -29,6 +30,7 @@ import inspect
 import sys
 import types
 import warnings
+import weakref
 from typing import Any, Callable, Iterable
 
 import numpy as np
@@ -119,10 +121,11 @@ def _public(name: str) -> bool:
 
 
 def intercepted_modules(fn: Any) -> list:
-    """The imported modules that hold ``fn`` under its own name and that user or library code
-    calls it through: its package's public modules, and the module that defines it if that
-    is public or its own functions call it (``filtfilt`` calls ``lfilter``; every name
-    intercepted costs each outermost vmap call about 0.1 us, bench/foreign.py)."""
+    """The imported modules of ``fn``'s package that hold it under its own name and through
+    which code calls it: the public ones (``scipy.signal``), and the module that defines it
+    where its own functions call it (``scipy.signal._signaltools``: ``filtfilt`` calls
+    ``lfilter``). Other private modules that call it are left alone: each name replaced in a
+    namespace costs every outermost vmap call about 0.1 us (bench/foreign.py)."""
     name = getattr(fn, "__name__", None)
     home = getattr(fn, "__module__", None)
     if not isinstance(name, str) or not isinstance(home, str):
@@ -130,45 +133,49 @@ def intercepted_modules(fn: Any) -> list:
     top = home.partition(".")[0]
     found = []
     for mod_name, mod in list(sys.modules.items()):
-        if mod_name == home:
-            if not (_public(mod_name) or name in _names_called(mod)):
-                continue
-        elif mod_name.partition(".")[0] != top or not _public(mod_name):
+        if mod_name.partition(".")[0] != top:
             continue
         try:
             held = vars(mod).get(name)
         except TypeError:  # not a module (a stand-in some packages put in sys.modules)
             continue
-        if held is fn or (type(held) is Primitive and held.original is fn):
+        if (held is fn or (type(held) is Primitive and held.original is fn)) and (
+                _public(mod_name) or (mod_name == home and name in _names_called(mod))):
             found.append(mod)
     return found
 
 
-_called: dict[str, frozenset] = {}
+_called: weakref.WeakKeyDictionary = weakref.WeakKeyDictionary()
 
 
 def _names_called(mod: Any) -> frozenset:
     """The global names the functions defined in ``mod`` refer to (decorated ones included)."""
+    try:
+        return _called[mod]
+    except (KeyError, TypeError):
+        pass
+    found: set = set()
+
+    def scan(code: types.CodeType) -> None:
+        found.update(code.co_names)
+        for c in code.co_consts:
+            if isinstance(c, types.CodeType):
+                scan(c)
+
     key = getattr(mod, "__name__", "")
-    names = _called.get(key)
-    if names is None:
-        found: set = set()
-
-        def scan(code: types.CodeType) -> None:
-            found.update(code.co_names)
-            for c in code.co_consts:
-                if isinstance(c, types.CodeType):
-                    scan(c)
-
-        for value in list(vars(mod).values()):
-            for _ in range(4):  # a decorated function: the ones it wraps
-                if isinstance(value, types.FunctionType) and value.__module__ == key:
-                    scan(value.__code__)
-                try:
-                    value = inspect.getattr_static(value, "__wrapped__")
-                except AttributeError:
-                    break
-        names = _called[key] = frozenset(found)
+    for value in list(vars(mod).values()):
+        for _ in range(4):  # a decorated function: the ones it wraps
+            if isinstance(value, types.FunctionType) and value.__module__ == key:
+                scan(value.__code__)
+            try:
+                value = inspect.getattr_static(value, "__wrapped__")
+            except AttributeError:
+                break
+    names = frozenset(found)
+    try:
+        _called[mod] = names
+    except TypeError:  # not weakly referenceable: not cached
+        pass
     return names
 
 
@@ -229,7 +236,9 @@ def install(op: Any, modules: Iterable = ()) -> Primitive:
                             f"holding {op_name(op)}")
         # Code that reads the module's globals (its own functions; any function of the
         # defining module or of a module named in `modules`) needs the name replaced in the
-        # namespace; attribute access alone is served by switching the module's class.
+        # namespace: about 0.05 us per name each way at each outermost vmap call. Attribute
+        # access alone (`scipy.signal.lfilter`) is served by switching the module's class:
+        # one assignment per module each way, whatever the number of names.
         by_class = (any(m is mod for m in found) and mod.__name__ != op.__module__
                     and name not in _names_called(mod))
         conversions.intercept(mod, name, prim, by_class=by_class)

@@ -8,9 +8,10 @@ Methods per workload, interleaved in one run, medians of repeats, ratios within 
 
 Each sample is the best of three calls (the development machine is shared and noisy).
 
-The fixed cost: ``bt.vmap`` of a one-op function on a tiny batch, before and after SciPy's
-rules are installed (each open and close of the outermost level then swaps the SciPy names
-too), and the one-time cost of loading the rules at the first vmap after SciPy's import.
+The fixed cost: ``bt.vmap`` of a one-op function on a tiny batch with and without SciPy's
+interceptions (each open and close of an outermost level switches the class of SciPy's public
+modules and replaces names in the modules that call them), and the one-time cost of loading
+the rules at the first vmap after SciPy's import.
 
     python bench/foreign.py [--repeat 15] [--json FILE]
 """
@@ -32,10 +33,26 @@ import batchtensor as bt  # noqa: E402
 from dispatch import timeit  # noqa: E402
 
 
-def identity_call_us(repeat: int) -> float:
-    """Microseconds per ``bt.vmap(np.negative)`` call on a (4, 3) batch."""
+def call_overhead_us(repeat: int) -> dict:
+    """Microseconds per ``bt.vmap(np.negative)`` call on a (4, 3) batch, with NumPy's names
+    swapped in and out only and with SciPy's interceptions too, interleaved (the swap list
+    toggled in one process: before/after SciPy's import differ by more than the effect)."""
+    from batchtensor import conversions  # noqa: PLC0415
+
     vf, xs = bt.vmap(np.negative), np.ones((4, 3))
-    return 1e6 * statistics.median(timeit(lambda: vf(xs), 2000) for _ in range(repeat))
+    vf(xs)
+    every = list(conversions._swaps)
+    variants = {"vmap call, NumPy's names only (us)": every[:1],
+                "vmap call, SciPy's interceptions too (us)": every}
+    samples: dict = {k: [] for k in variants}
+    try:
+        for _ in range(repeat):
+            for k, swaps in variants.items():
+                conversions._swaps[:] = swaps
+                samples[k].append(1e6 * min(timeit(lambda: vf(xs), 2000) for _ in range(3)))
+    finally:
+        conversions._swaps[:] = every
+    return {k: statistics.median(v) for k, v in samples.items()}
 
 
 def workloads(rng):
@@ -62,16 +79,13 @@ def workloads(rng):
 
 
 def measure(repeat: int) -> dict:
-    before = identity_call_us(repeat)  # no SciPy yet: nothing to swap
     t0 = time.perf_counter()
     import scipy.ndimage, scipy.signal, scipy.special, scipy.stats  # noqa: E401, F401, PLC0415
     import_s = time.perf_counter() - t0
     t0 = time.perf_counter()
     bt.vmap(np.negative)(np.ones((2, 2)))  # the first level loads and installs the rules
     load_s = time.perf_counter() - t0
-    after = identity_call_us(repeat)
-    results = {"fixed": {"vmap call, no SciPy (us)": before,
-                         "vmap call, SciPy rules installed (us)": after,
+    results = {"fixed": {**call_overhead_us(repeat),
                          "import scipy.signal/ndimage/special/stats (s)": import_s,
                          "loading the rules at the first vmap (s)": load_s}}
     for name, (f, xs) in workloads(np.random.default_rng(0)).items():
