@@ -369,7 +369,7 @@ def primitive(fn: Callable | None = None, *, rule: Callable | None = None,
         return lambda f: primitive(f, rule=rule, onnx=onnx, onnx_ops=onnx_ops,
                                    modules=modules)
     if type(fn) is Primitive:
-        prim = fn
+        prim = install(fn.original, modules) if modules else fn
     else:
         owner = getattr(fn, "__self__", None)
         if not callable(fn) or (owner is not None and not isinstance(owner, types.ModuleType)):

@@ -655,3 +655,21 @@ def test_the_bench_workloads_match_the_loop():
     for name, (f, xs) in bench.workloads(np.random.default_rng(0)).items():
         with bt.config(fallback="error"):
             assert_same(bt.vmap(f)(xs[:4]), loop_vmap(f)(xs[:4]))
+
+
+def test_primitive_decorator_with_arguments():
+    def rule(x, x_bdim):
+        return doubled(x), x_bdim
+
+    @bt.primitive(rule=rule)
+    def doubled(x):
+        return np.asarray(x) * 2
+
+    try:
+        xs = np.arange(6.0).reshape(2, 3)
+        with bt.config(fallback="error"):
+            assert_same(bt.vmap(doubled)(xs), xs * 2)
+        assert type(doubled) is bt.Primitive and doubled.__name__ == "doubled"
+        assert bt.primitive(doubled) is doubled
+    finally:
+        foreign.forget(doubled.original)
