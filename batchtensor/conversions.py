@@ -158,14 +158,27 @@ def replacement(name: str) -> Any:
 def is_swapped(module: Any, name: str) -> bool:
     """Whether ``module.name`` is one of the attributes replaced while a vmap runs."""
     namespace = vars(module)
-    return (namespace is _NUMPY and name in ORIGINALS) or any(
-        swap.namespace is namespace and name in swap.originals for swap in _swaps)
+    if namespace is _NUMPY and name in ORIGINALS:
+        return True
+    for swap in _swaps:
+        if type(swap.namespace) is _ClassSwitch:  # intercepted by class
+            if swap.namespace.module is module and name in vars(swap.replacements):
+                return True
+        elif swap.namespace is namespace and name in swap.originals:
+            return True
+    return False
 
 
 def pristine() -> bool:
-    """Whether every attribute this module (or ``intercept``) replaces is its original."""
-    return all(swap.namespace.get(name) is fn for swap in _swaps
-               for name, fn in swap.originals.items()) and not installed()
+    """Whether every attribute this module (or ``intercept``) replaces is its original (and
+    every module intercepted by class has its own class)."""
+    for swap in _swaps:
+        if type(swap.namespace) is _ClassSwitch:
+            if type(swap.namespace.module) is not swap.originals:
+                return False
+        elif any(swap.namespace.get(name) is not fn for name, fn in swap.originals.items()):
+            return False
+    return not installed()
 
 
 class _Swap:

@@ -381,22 +381,36 @@ def test_batched_coefficients_run_per_example_and_warn():
 
 
 def test_ndimage_output_arrays():
+    """output= a batched array: each example writes into its own (per-op loop); an array
+    that is not batched (one the function made, or one every example shares): SciPy's own
+    conversion error, and the whole-function rerun gives the loop's result (the per-op loop
+    would write every example into the one array)."""
     xs = np.random.default_rng(5).normal(size=(3, 6, 7))
 
-    def into_new(x):
+    def into_batched(x):
         out = np.empty_like(x)
         res = ndimage.gaussian_filter(x, 1.0, output=out)
         return res, out
 
-    with warnings.catch_warnings():
-        warnings.simplefilter("ignore", bt.PerformanceWarning)
-        got = bt.vmap(into_new)(xs)
-    assert_same(got, loop_vmap(into_new)(xs))
-    shared = np.empty((6, 7))
-    with warnings.catch_warnings():
-        warnings.simplefilter("ignore", bt.PerformanceWarning)
-        with pytest.raises(bt.BatchingError, match="not batched at this vmap level"):
-            bt.vmap(lambda x: ndimage.gaussian_filter(x, 1.0, output=shared))(xs)
+    def into_made(x):
+        out = np.zeros(x.shape)  # made by the function: per example
+        ndimage.gaussian_filter(x, 1.0, output=out)
+        return out
+
+    shared = np.zeros((6, 7))
+
+    def into_shared(x):
+        return ndimage.gaussian_filter(x, 1.0, output=shared) + 0
+
+    with pytest.warns(bt.PerformanceWarning, match="has no batch rule for these arguments"):
+        assert_same(bt.vmap(into_batched)(xs), loop_vmap(into_batched)(xs))
+    for f in (into_made, lambda x: ndimage.uniform_filter1d(x, 3, output=np.zeros(x.shape)),
+              into_shared):
+        with pytest.warns(bt.PerformanceWarning, match="reruns once per example"):
+            got = bt.vmap(f)(xs)
+        assert_same(got, loop_vmap(f)(xs))
+    with pytest.raises(TypeError, match=r"gaussian_filter\(output=...\) into an array that is not"):
+        bt.vmap(into_made, fallback="error")(xs)
     with bt.config(fallback="error"):
         assert_same(bt.vmap(lambda x: ndimage.uniform_filter(x, 3, output=np.float32))(xs),
                     loop_vmap(lambda x: ndimage.uniform_filter(x, 3, output=np.float32))(xs))

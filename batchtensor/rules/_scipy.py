@@ -18,11 +18,11 @@ from typing import Any, Callable
 
 import numpy as np
 
-from ..levels import active_levels, note_write
+from ..levels import active_levels, current_level, note_write
 from ..plumbing import innermost
 from ..registry import batch_rule, op_name
 from ..tensor import BatchedTensor
-from ._helpers import ensure_bdim, logical_shape, move_bdim_to_front, require, wrap_axis
+from ._helpers import ensure_bdim, logical_shape, move_bdim_to_front, wrap_axis
 
 __all__ = ["call", "front", "front_axis", "logical_axes", "front_axes", "is_array",
            "require_no_output_array", "no_examples", "moved_blocks", "writes_into",
@@ -83,10 +83,21 @@ def is_array(x: Any) -> bool:
     return isinstance(x, (np.ndarray, BatchedTensor)) or hasattr(x, "__array_function__")
 
 
-def require_no_output_array(output: Any) -> None:
-    """``output=`` an array: each example writes into its own (batched) target, or every
-    example into one shared array, which the per-example loop refuses clearly."""
-    require(not is_array(output), "output= is an array")
+def require_no_output_array(output: Any, name: str) -> None:
+    """``output=`` an array that is not batched here (a batched one sends the call to the
+    per-example loop before the rule runs, and each example writes into its own): SciPy would
+    convert the batched input and fail, and so does the rule, with the conversion error that
+    makes vmap rerun the function once per example. Per example, the array may be one each
+    example made for itself, or one every example shares: only the rerun can tell, and the
+    per-op loop would write every example into it."""
+    if is_array(output):
+        err = TypeError(f"scipy.ndimage.{name}(output=...) into an array that is not batched at this vmap "
+                        f"level: batchtensor cannot batch the call, which converts the batched "
+                        f"input as SciPy would")
+        err.batchtensor_conversion = True  # errors.rerun_reason: a rerun per example
+        err.batchtensor_level = current_level()
+        err.batchtensor_what = f"scipy.ndimage.{name}(output=an unbatched array)"
+        raise err
 
 
 def no_examples(x: Any, bdim: int, per_example: Callable) -> tuple | None:

@@ -44,7 +44,8 @@ def _axes_filter(name: str):
 
     @scipy_rule(op)
     def rule(input, input_bdim, *args, **kwargs):
-        require_no_output_array(kwargs.get("output", args[at] if len(args) > at else None))
+        require_no_output_array(kwargs.get("output", args[at] if len(args) > at else None),
+                                name)
         axes = front_axes(kwargs.pop("axes", None), logical_rank(input, input_bdim))
         return fn(front(input, input_bdim, None), *args, axes=axes, **kwargs), 0
 
@@ -57,7 +58,8 @@ def _axis_filter(name: str, first: str):
     at = list(inspect.signature(op).parameters).index("output") - 3
 
     def run(input, input_bdim, arg, axis, args, kwargs):
-        require_no_output_array(kwargs.get("output", args[at] if len(args) > at else None))
+        require_no_output_array(kwargs.get("output", args[at] if len(args) > at else None),
+                                name)
         ax = front_axis(axis, logical_rank(input, input_bdim))
         return fn(front(input, input_bdim, None), arg, ax, *args, **kwargs), 0
 
@@ -80,7 +82,7 @@ def gaussian_gradient_magnitude_rule(input, input_bdim, sigma, output=None, mode
                                      cval=0.0, *, axes=None, **kwargs):
     # Each derivative smooths along *every* axis with sigma (one per axis of the example):
     # sigma 0 leaves the batch axis alone.
-    require_no_output_array(output)
+    require_no_output_array(output, "gaussian_gradient_magnitude")
     require(kwargs.get("radius") is None, "a radius is given")
     nd = logical_rank(input, input_bdim)
     sigmas = [sigma] * nd if np.ndim(sigma) == 0 else list(sigma)
