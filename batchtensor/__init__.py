@@ -20,12 +20,14 @@ from . import random
 from . import undispatched as _undispatched  # noqa: F401  (numpy's undispatched arguments)
 from . import numpy_random as _numpy_random  # noqa: F401  (numpy.random inside vmap)
 from .api import vmap, vmap_level
+from .foreign import Primitive, batch_rule, primitive
 from .config import config
 from .errors import BatchingError, EscapedBatchedTensorError, PerformanceWarning
-from .registry import batch_rule, decomposition
+from .registry import decomposition
 from .tensor import BatchedTensor
 
-__all__ = ["vmap", "vmap_level", "BatchedTensor", "batch_rule", "boxed", "decomposition",
+__all__ = ["vmap", "vmap_level", "BatchedTensor", "batch_rule", "primitive", "Primitive", "boxed",
+           "decomposition",
            "random", "config", "PerformanceWarning", "BatchingError", "EscapedBatchedTensorError"]
 __version__ = "0.1.0"
 

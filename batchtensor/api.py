@@ -16,6 +16,7 @@ from .config import FALLBACK_MODES, config
 from .diagnostics import raised_by_batchtensor, user_line, user_stacklevel
 from .errors import (BatchingError, DataDependentError, PerformanceWarning, SharedWriteError,
                      rerun_reason)
+from .foreign import stand_in
 from .levels import (Level, close_level, open_level, random_scope, resume_session,
                      session_tick)
 from .numpy_random import stream_argument
@@ -268,7 +269,7 @@ class VmapFunction:
             args = wrapped if treedef is None else unflatten(treedef, wrapped)
             if kwargs:
                 kwargs = {k: stream_argument(v) for k, v in kwargs.items()}
-            out = self.func(*args, **kwargs)
+            out = stand_in(self.func)(*args, **kwargs)  # bt.vmap(scipy.signal.lfilter)
             return _not_a_view_of_inputs(unwrap_outputs(level, out, self.out_axes, "out_axes"),
                                          leaves, axes)
         finally:

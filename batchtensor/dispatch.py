@@ -24,8 +24,8 @@ from .errors import (BatchingError, ControlFlowError, DataDependentError, LoopFa
                      SharedWriteError)
 from .plumbing import (LEAF_TYPES, SCALAR_TYPES, binary_fast_paths, innermost, matmul_fast,
                        scan_level, unary_fast, unwrap, wrap_result)
-from .registry import (ALIASES, ARRAY, ARRAYS, RECORDERS, REGISTRY, Path, defers_to_us,
-                       op_name, record, slots)
+from .registry import (ALIASES, ARRAY, ARRAYS, PER_EXAMPLE, RECORDERS, REGISTRY, Path,
+                       defers_to_us, op_name, record, slots)
 from .scalars import (ARRAY_0D, Array0d, detach_from_scalars, mark_array0d,
                       refuse_scalar_targets, scalar_args)
 from .levels import note_write
@@ -212,7 +212,7 @@ def _call_rule(entry, level, values, extra, extra_kw):
 def _loop(op, args, kwargs, level, recorded: bool = False):
     if not recorded and RECORDERS:
         record(op, Path.LOOP)
-    return slots.loop_call(op, args, kwargs, level)
+    return slots.loop_call(PER_EXAMPLE.get(op, op), args, kwargs, level)
 
 
 #: the ops that write into their first argument (besides ``out=``)

@@ -21,7 +21,7 @@ from typing import Any, Callable, Iterator
 import numpy as np
 
 __all__ = ["StrEnum", "Path", "ParamKind", "BoxedKind", "Param", "Binder", "OpEntry", "REGISTRY",
-           "ALIASES",
+           "ALIASES", "PER_EXAMPLE",
            "lookup", "register", "op_name", "batch_rule", "decomposition", "binder_from_signature",
            "RECORDERS", "record", "record_paths", "register_physical_type", "is_physical_type",
            "defers_to_us", "slots"]
@@ -92,6 +92,8 @@ def op_name(op: Any) -> str:
             mod = "numpy.linalg"
         elif mod.startswith("numpy.fft"):
             mod = "numpy.fft"
+    elif "._" in mod:  # scipy.signal._signaltools -> scipy.signal, as users reach it
+        mod = mod[:mod.index("._")]
     if mod in ("operator", "_operator"):
         return {"getitem": "x[...] (getitem)", "setitem": "x[...] = v (setitem)"}.get(qual, qual)
     if mod == "builtins":
@@ -287,6 +289,11 @@ REGISTRY: dict[Any, OpEntry] = {}
 #: which NumPy's own ``like=`` path hands to ``__array_function__`` in place of the original
 #: (it looks the function up in the ``numpy`` module by name)
 ALIASES: dict[Any, Any] = {}
+
+#: what the per-example loop calls in place of an op: a foreign callable's ``Primitive``
+#: (``batchtensor.foreign``), through which an example's values batched at outer levels
+#: are dispatched again, as NumPy dispatches them for its own functions
+PER_EXAMPLE: dict[Any, Any] = {}
 
 
 def register(entry: OpEntry, *, replace: bool = False) -> OpEntry:

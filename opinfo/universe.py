@@ -42,6 +42,8 @@ import numpy as np
 import numpy.fft  # noqa: F401  (import before reading ARRAY_FUNCTIONS: registers the fft ones)
 import numpy.linalg  # noqa: F401
 
+from batchtensor.foreign import LAZY_RULES, is_foreign
+
 __all__ = ["Entry", "EXCLUDED", "universe", "claims", "is_known_extra", "NOT_DISPATCHED"]
 
 #: Callables that make no sense per example, with the reason. Everything else must be covered.
@@ -261,7 +263,7 @@ def is_known_extra(key: Any) -> bool:
     """Registry keys that are legitimately outside the universe: NumPy callables that are not
     public in numpy/linalg/fft but are dispatched (``numpy.lib.scimath``, ``sliding_window_view``,
     ...), undispatched ones listed in ``NOT_DISPATCHED``, ufunc methods, ``ndarray`` method keys,
-    and ``operator`` / builtin functions."""
+    ``operator`` / builtin functions, and foreign callables (SciPy's)."""
     if id(key) in _array_function_ids() or isinstance(key, np.ufunc):
         return True
     if _ufunc_method_name(key) is not None:
@@ -270,6 +272,8 @@ def is_known_extra(key: Any) -> bool:
         return True
     if getattr(key, "__module__", None) in ("operator", "_operator", "builtins", "copy"):
         return True
+    if is_foreign(key) or str(getattr(key, "__module__", None)).startswith(tuple(LAZY_RULES)):
+        return True  # a foreign callable with a rule of batchtensor's (batchtensor.foreign)
     for name in NOT_DISPATCHED:
         mod, _, attr = name.rpartition(".")
         if getattr(getattr(np, mod) if mod else np, attr, None) is key:

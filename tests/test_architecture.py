@@ -27,8 +27,8 @@ LAYERS = [
     ("dispatch", ["dispatch", "operators"]),
     ("boxed", ["boxed", "boxed.*"]),
     ("rules", ["rules.*", "decompositions"]),
-    ("api", ["conversions", "buffers", "undispatched", "numpy_streams", "numpy_random", "api",
-             "random"]),
+    ("api", ["conversions", "buffers", "undispatched", "numpy_streams", "numpy_random", "foreign",
+             "api", "random"]),
     ("onnx", ["onnx", "onnx.*"]),
     ("package", ["", "__main__"]),
 ]

@@ -294,7 +294,9 @@ def export(func: Callable, *example_args: Any, in_axes: Any = 0, out_axes: Any =
     inputs = [_value_info(n, a.dtype, _dims_for(g, a.shape, b.shape)) for n, a, b in graph_inputs]
     graph = helper.make_graph(g.nodes, "batchtensor_export", inputs, outputs,
                               initializer=g.initializers)
-    model = helper.make_model(graph, opset_imports=[helper.make_opsetid("", opset)],
+    domains = sorted({n.domain for n in g.nodes if n.domain})  # a primitive's own ops
+    model = helper.make_model(graph, opset_imports=[helper.make_opsetid("", opset)]
+                              + [helper.make_opsetid(d, 1) for d in domains],
                               ir_version=ir_version_for(opset), producer_name="batchtensor")
     leaks = find_leaks(model, [s.trace for s in symbols], exclude=plan.static_dims())
     if leaks:

@@ -30,6 +30,7 @@ from typing import Any, Callable
 import numpy as np
 from numpy.lib.mixins import NDArrayOperatorsMixin
 
+from ..foreign import ONNX_LOWERINGS
 from ..registry import op_name, register_physical_type
 from ..tensor import (BatchedTensor, ints_or_sequence, ndarray_astype, ndarray_fill,
                       ndarray_transpose)
@@ -526,6 +527,8 @@ def record(op: Any, key: Any, args: tuple, kwargs: dict) -> Any:
         return _wrap_const(out_v, out_s, tin)
 
     fn = LOWERINGS.get(key)
+    if fn is None and key in ONNX_LOWERINGS:  # a bt.primitive's own lowering
+        fn = ONNX_LOWERINGS[key][0]
     if fn is None:
         raise UnsupportedOpError(
             f"{name} has no ONNX lowering (called at {call_site()}): the exported function "

@@ -292,7 +292,7 @@ def histogramdd_rule(level, args, kwargs):
     rng_, density, weights = bound.get("range"), bound.get("density"), bound.get("weights")
     n = _batch_size_raw(level, sample, bins, weights)
     x = _dd_sample(sample, level, n)
-    nobs, D = x.shape[1], x.shape[2]
+    D = x.shape[2]
     w = None
     if weights is not None:
         wv, wb = unwrap(weights, level)

@@ -42,7 +42,7 @@ import re
 import numpy as np
 
 from ..plumbing import innermost, scan_level, unwrap, wrap
-from ..errors import BatchingError, DataDependentError, SharedWriteError
+from ..errors import DataDependentError, SharedWriteError
 from ..registry import batch_rule
 from ..tensor import BatchedTensor, new_batched
 from .ragged import is_ragged, select, write_selection

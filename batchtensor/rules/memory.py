@@ -20,7 +20,7 @@ from numpy.lib.stride_tricks import as_strided
 
 from ..errors import BatchingError
 from ..levels import active_levels, is_input_memory, note_write
-from ..plumbing import innermost, unwrap
+from ..plumbing import innermost
 from ..registry import batch_rule
 from ..tensor import (BatchedTensor, ndarray_base, ndarray_byteswap, ndarray_flags,
                       ndarray_getfield, ndarray_resize, ndarray_setflags, ndarray_strides,

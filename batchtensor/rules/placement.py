@@ -18,7 +18,7 @@ import math
 import numpy as np
 
 from ..plumbing import innermost, scan_level
-from ..errors import BatchingError, SharedWriteError
+from ..errors import SharedWriteError
 from ..registry import batch_rule
 from ..tensor import BatchedTensor, ndarray_fill
 from ._helpers import (align_front, clip_mode, logical_rank, logical_shape, move_bdim_to_front,
