@@ -1,0 +1,83 @@
+"""Regression tests for what the adversarial generator (opinfo/adversarial.py) found.
+
+Each test compares vmap with the per-example loop on the smallest program that showed the
+difference; the comment above it says what was wrong.
+"""
+
+from __future__ import annotations
+
+import warnings
+
+import numpy as np
+import pytest
+from loop_reference import assert_same, loop_vmap
+
+import batchtensor as bt
+
+
+def _copy(x):
+    y = x.copy(order="K")
+    y.flags.writeable = x.flags.writeable
+    return y
+
+
+def _both(f, *xs, in_axes=0, out_axes=0):
+    """(vmap result, loop result) of ``f`` on fresh copies of ``xs`` (same layout, same
+    writeability; the loop hands 0-d examples to ``f`` as NumPy scalars, as ``for x in xs``
+    does)."""
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        got = bt.vmap(f, in_axes=in_axes, out_axes=out_axes)(*[_copy(x) for x in xs])
+        want = loop_vmap(f, in_axes=in_axes, out_axes=out_axes)(*[_copy(x) for x in xs])
+    return got, want
+
+
+# ---- 0-d values: NumPy scalars and 0-d arrays ---------------------------------------------------
+# These ops make a 0-d *array* of a 0-d example (most ops make a NumPy scalar): vmap took their
+# results for scalars, so `v += 1` rebound instead of writing (an alias kept the old value) and
+# np.copyto(v, ...) raised.
+ZERO_D_ARRAYS = {
+    "real_if_close": (lambda z: np.real_if_close(z), np.complex128),
+    "fft.fftn": (lambda z: np.fft.fftn(z), np.complex128),
+    "fft.ifftn": (lambda z: np.fft.ifftn(z), np.complex128),
+    "isin": (lambda z: np.isin(z, [1.0, 2.0]), np.float64),
+    "tile": (lambda z: np.tile(z, ()), np.float64),
+    "pad": (lambda z: np.pad(z, 2), np.float64),
+    "unique_inverse": (lambda z: np.unique_inverse(z).inverse_indices, np.float64),
+    "unique_all": (lambda z: np.unique_all(z).inverse_indices, np.float64),
+    "unique return_inverse": (lambda z: np.unique(z, return_inverse=True)[1], np.float64),
+    "median keepdims": (lambda z: np.median(z, keepdims=True), np.float64),
+    "nanmedian keepdims": (lambda z: np.nanmedian(z, keepdims=True), np.float64),
+    "quantile keepdims": (lambda z: np.quantile(z, 0.5, keepdims=True), np.float64),
+    "percentile keepdims": (lambda z: np.percentile(z, 50, axis=None, out=None,
+                                                    overwrite_input=False, method="linear",
+                                                    keepdims=True), np.float64),
+}
+
+
+@pytest.mark.parametrize("name", sorted(ZERO_D_ARRAYS))
+def test_zero_d_array_results_are_arrays(name):
+    op, dtype = ZERO_D_ARRAYS[name]
+
+    def f(z):
+        v = op(z)
+        alias = v
+        v += 1 if v.dtype != bool else True  # a 0-d array: written, the alias sees it
+        out = np.zeros_like(v)
+        np.copyto(out, v)
+        return alias, v, out
+
+    xs = np.array([1.0, 2.0, 5.0]).astype(dtype)
+    got, want = _both(f, xs)
+    assert_same(got, want)
+
+
+def test_median_without_keepdims_is_a_scalar():
+    def f(z):
+        v = np.median(z)
+        alias = v
+        v += 1  # a NumPy scalar: rebinds, the alias keeps the old value
+        return alias, v
+
+    got, want = _both(f, np.array([1.0, 2.0, 5.0]))
+    assert_same(got, want)
