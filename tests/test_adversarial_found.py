@@ -81,3 +81,45 @@ def test_median_without_keepdims_is_a_scalar():
 
     got, want = _both(f, np.array([1.0, 2.0, 5.0]))
     assert_same(got, want)
+
+
+# What NumPy builds from a NumPy scalar (z[None], z[...], np.imag(z)[...]) is a new, writeable
+# array. vmap handed out a view of the input's storage when it was read-only (a read-only
+# view was taken for NumPy's own read-only result), so writing into it raised.
+@pytest.mark.parametrize("key", [(None, None), (Ellipsis,), (Ellipsis, None, None), (None,),
+                                 Ellipsis])
+def test_array_from_a_read_only_scalar_is_writeable(key):
+    def f(z):
+        v = z[key]
+        v[...] = 7
+        return v
+
+    xs = np.arange(3.0)
+    xs.flags.writeable = False
+    got, want = _both(f, xs)
+    assert_same(got, want)
+
+
+def test_imag_of_a_scalar_then_ellipsis_is_writeable():
+    def f(z):
+        v = np.imag(z)[...]  # np.imag of a real scalar: a scalar; [...]: a new 0-d array
+        v += 3
+        return v
+
+    got, want = _both(f, np.arange(3))
+    assert_same(got, want)
+
+
+def test_broadcast_to_of_a_read_only_scalar_stays_read_only():
+    def f(z):
+        v = np.broadcast_to(z, (2,))
+        try:
+            v[0] = 1
+        except ValueError:
+            return np.zeros(2) + z
+        return v
+
+    xs = np.arange(3.0)
+    xs.flags.writeable = False
+    got, want = _both(f, xs)
+    assert_same(got, want)
