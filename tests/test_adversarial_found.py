@@ -123,3 +123,41 @@ def test_broadcast_to_of_a_read_only_scalar_stays_read_only():
     xs.flags.writeable = False
     got, want = _both(f, xs)
     assert_same(got, want)
+
+
+# ---- writes into read-only examples -------------------------------------------------------------
+# NumPy refuses to write into a read-only array before it looks at anything else (x[key] = v,
+# np.put, np.put_along_axis, np.putmask, and np.place even when nothing is placed), except
+# ufunc.at, which checks its indices first (and then writes into the read-only array: a NumPy
+# bug, where vmap raises NumPy's ValueError). vmap raised the other error first, or wrote
+# nothing and raised nothing (np.place).
+def _read_only(a):
+    a = np.array(a)
+    a.flags.writeable = False
+    return a
+
+
+_X = np.arange(10).reshape(2, 5)
+_XF = np.arange(10.0).reshape(2, 5)
+READ_ONLY_WRITES = {
+    "setitem, mask and a 2-d value": (
+        lambda x: x.__setitem__(np.array([0, 1, 0, 0, 0], bool), np.zeros((1, 1))), [_XF]),
+    "place, nothing to place": (lambda x, m: np.place(x, m, []), [_XF, np.zeros((2, 5), bool)]),
+    "putmask, a float into ints": (lambda x: np.putmask(x, np.ones(5, bool), np.ones(5) * 1.5),
+                                   [_X]),
+    "put_along_axis, out of bounds": (lambda x: np.put_along_axis(x, np.array([1, 9]), 5, None),
+                                      [_X]),
+    "put, out of bounds": (lambda x: np.put(x, [9], 5), [_X]),
+    "add.at, out of bounds": (lambda x: np.add.at(x, [9], 1), [_X]),
+}
+
+
+@pytest.mark.parametrize("name", sorted(READ_ONLY_WRITES))
+def test_write_into_read_only_example_raises_numpys_error(name):
+    f, xs = READ_ONLY_WRITES[name]
+    xs = [_read_only(xs[0])] + list(xs[1:])
+    with pytest.raises(Exception) as loop_error:
+        for i in range(2):
+            f(*[x[i] for x in xs])
+    with pytest.raises(type(loop_error.value)):
+        bt.vmap(f)(*xs)

@@ -7,7 +7,7 @@ from typing import Any
 import numpy as np
 
 from ..errors import unbatched_out_error
-from ..plumbing import scan_level, unwrap, wrap
+from ..plumbing import innermost, scan_level, unwrap, wrap
 from ..registry import RECORDERS, Path, op_name, record, slots
 from ..rules._helpers import (NoValue, dry_run, logical_rank, move_bdim_to_front, pad_to_rank,
                               physical_axis, require, wrap_axis)
@@ -155,6 +155,12 @@ def _at(ufunc, inputs, kwargs):
     require(not (split and "ellipsis" in kinds[adv[0]:adv[-1]]),
             f"{name}: an Ellipsis between advanced indices")
     args = [x, (slice(None),) + idx]
+    phys = innermost(x)
+    if type(phys) is np.ndarray and not phys.flags.writeable:
+        # NumPy checks the indices first (a zero-copy broadcast view indexed raises its
+        # IndexError), then refuses the read-only target (vmap does; NumPy's own ufunc.at
+        # writes into a read-only view, a NumPy bug)
+        np.broadcast_to(np.zeros((), dtype=np.int8), tuple(x.shape[1:]))[idx]
     if len(inputs) == 3:
         bv, bb = unwrap(inputs[2], level)
         if bb is not None or (split and hasattr(bv, "ndim")):
