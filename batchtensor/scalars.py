@@ -46,7 +46,7 @@ ARRAY_0D = {op: Array0d.ALWAYS for op in (
     np.full_like, np.where, np.select, np.piecewise, np.i0, np.tensordot, np.cov,
     np.broadcast_to, np.roll, np.cross, np.fft.fftn, np.fft.ifftn, np.full, np.isin, np.pad,
     np.real_if_close, np.resize, np.tile, np.unique, np.unique_inverse, np.unique_all,
-    np.lib.stride_tricks.sliding_window_view)}
+    np.lib.stride_tricks.sliding_window_view, np.broadcast_arrays)}
 ARRAY_0D.update({op: Array0d.ARRAY_IN for op in (
     np.reshape, np.squeeze, np.transpose, np.swapaxes, np.moveaxis, np.rollaxis, np.real,
     np.imag, ndarray_astype)})

@@ -161,3 +161,46 @@ def test_write_into_read_only_example_raises_numpys_error(name):
             f(*[x[i] for x in xs])
     with pytest.raises(type(loop_error.value)):
         bt.vmap(f)(*xs)
+
+
+# ---- broadcast_arrays ---------------------------------------------------------------------------
+# NumPy hands back an argument that already has the broadcast shape as it is (the same array:
+# writes into it reach the caller's), and makes the others writeable broadcast views (with a
+# FutureWarning on write). vmap made every output a read-only broadcast view, so writes raised.
+def test_broadcast_arrays_hands_back_full_shape_arguments():
+    def f(x, y):
+        a, b = np.broadcast_arrays(x, y)  # b is y itself
+        b[0, 0] = 9.0
+        return a, b, y
+
+    got, want = _both(f, np.arange(6.0).reshape(2, 3), np.arange(12.0).reshape(2, 2, 3))
+    assert_same(got, want)
+
+
+def test_broadcast_arrays_writes_through_broadcast_views():
+    def f(x, y):
+        a, _ = np.broadcast_arrays(x, y)  # a broadcast view of x, writeable as in NumPy
+        a[0, 1] = -1.0  # (one element of x, seen in every row of a)
+        return a, x
+
+    xs, ys = np.arange(6.0).reshape(2, 3), np.arange(12.0).reshape(2, 2, 3)
+    got, want = _both(f, xs, ys)
+    assert_same(got, want)
+    # the caller's array is written as in the loop
+    x1, x2 = _copy(xs), _copy(xs)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        bt.vmap(f)(x1, ys)
+        loop_vmap(f)(x2, ys)
+    assert_same(x1, x2)
+
+
+def test_broadcast_arrays_of_scalar_examples_are_new_arrays():
+    def f(z):
+        (a,) = np.broadcast_arrays(z)  # np.array(z): a new 0-d array
+        alias = a
+        a += 1
+        return alias, z
+
+    got, want = _both(f, np.arange(3.0))
+    assert_same(got, want)
