@@ -204,3 +204,17 @@ def test_broadcast_arrays_of_scalar_examples_are_new_arrays():
 
     got, want = _both(f, np.arange(3.0))
     assert_same(got, want)
+
+
+# np.polydiv's quotient is a new array per example; vmap returned a read-only broadcast view,
+# so writing into it raised.
+def test_polydiv_quotient_is_writeable():
+    def f(u, v):
+        q, r = np.polydiv(u, v)
+        q[0] = 0.0
+        r[-1] = 1.0
+        return q, r
+
+    got, want = _both(f, np.array([[2.0, -8.0, 5.0], [1.0, 2.0, 3.0]]),
+                      np.array([[4.0, 3.0], [1.0, -1.0]]))
+    assert_same(got, want)
