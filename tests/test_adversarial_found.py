@@ -218,3 +218,44 @@ def test_polydiv_quotient_is_writeable():
     got, want = _both(f, np.array([[2.0, -8.0, 5.0], [1.0, 2.0, 3.0]]),
                       np.array([[4.0, 3.0], [1.0, -1.0]]))
     assert_same(got, want)
+
+
+# ---- NumPy's value checks under nested vmap -----------------------------------------------------
+# A rule that raises NumPy's error when any example holds a bad value asked bool(np.any(...))
+# of a value batched at an outer level: when the outer examples disagreed, that raised
+# ControlFlowError instead of NumPy's error.
+NESTED_CHECKS = {
+    "geomspace with a zero endpoint": (lambda a: np.geomspace(a, 8.0, num=3),
+                                       [[1.0, 2.0], [0.0, 3.0]]),
+    "digitize, bins not monotonic": (lambda b: np.digitize(1.5, b),
+                                     [[[0.0, 1, 2], [0, 1, 2]], [[0, 2, 1], [0, 1, 2]]]),
+    "bincount of a negative value": (lambda x: np.bincount(x, minlength=5),
+                                     [[[0, 1], [1, 2]], [[0, -1], [1, 2]]]),
+    "histogram of an infinite range": (lambda x: np.histogram(x, bins=3)[0],
+                                       [[[0.0, 1], [1, 2]], [[0, np.inf], [1, 2]]]),
+    "quantile with q > 1": (lambda q: np.quantile(np.arange(4.0), q), [[0.5, 0.2], [1.5, 0.1]]),
+    "cov with negative fweights": (lambda w: np.cov(np.arange(3.0), fweights=w),
+                                   [[[1, 2, 1], [1, 1, 1]], [[1, -2, 1], [1, 1, 1]]]),
+    "round of NaN": (lambda x: round(x), [[1.0, 2.0], [np.nan, 1.0]]),
+}
+
+
+@pytest.mark.parametrize("name", sorted(NESTED_CHECKS))
+def test_value_checks_under_nested_vmap_raise_numpys_error(name):
+    f, data = NESTED_CHECKS[name]
+    xs = np.array(data)
+    with pytest.raises(Exception) as loop_error:
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")
+            loop_vmap(loop_vmap(f))(xs)
+    assert not isinstance(loop_error.value, bt.BatchingError)
+    with pytest.raises(type(loop_error.value)):
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")
+            bt.vmap(bt.vmap(f))(xs)
+
+
+# np.real_if_close with a batch of size 0 crashed reshaping its empty test (0, -1).
+def test_real_if_close_of_an_empty_batch():
+    got = bt.vmap(bt.vmap(np.real_if_close))(np.zeros((2, 0, 3), complex))
+    assert got.shape == (2, 0, 3) and got.dtype == np.float64

@@ -14,13 +14,14 @@ import numpy as np
 from numpy.lib.array_utils import normalize_axis_index, normalize_axis_tuple
 
 from ..errors import LoopFallback
+from ..plumbing import innermost
 
 NoValue = np._NoValue
 
 __all__ = ["NoValue", "given", "truthy", "move_bdim_to_front", "logical_rank", "wrap_axis",
            "wrap_axes", "physical_axis", "ensure_bdim", "pad_to_rank", "batch_size_of",
            "align_front", "align_pointwise", "logical_shape", "ndim_of", "dry_run",
-           "LoopFallback", "require", "batch_outermost"]
+           "LoopFallback", "require", "batch_outermost", "any_example", "all_examples"]
 
 
 def given(v: Any) -> bool:
@@ -180,6 +181,18 @@ def dry_run(fn, shape: tuple, example_dtype, /, *args, **kwargs) -> Any:
     arguments (and raise its own error) in edge cases a rule does not translate."""
     example = np.zeros(shape, dtype=example_dtype)
     return fn(example, *args, **kwargs)
+
+
+def any_example(x: Any) -> bool:
+    """Whether any element of ``x`` is true in any example at any vmap level: NumPy's value
+    checks (raise if one example holds a bad value). ``bool(np.any(x))`` of a value batched at
+    an outer level would ask the outer examples to agree instead (a ControlFlowError)."""
+    return bool(np.any(innermost(x)))
+
+
+def all_examples(x: Any) -> bool:
+    """Whether every element of ``x`` is true in every example at every vmap level."""
+    return bool(np.all(innermost(x)))
 
 
 def require(cond: bool, reason: str) -> None:

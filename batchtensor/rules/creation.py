@@ -24,7 +24,7 @@ import numpy as np
 from ..plumbing import innermost, scan_level, unwrap, wrap
 from ..registry import batch_rule, decomposition
 from ..tensor import BatchedTensor
-from ._helpers import (align_front, logical_rank, logical_shape, move_bdim_to_front,
+from ._helpers import (align_front, any_example, logical_rank, logical_shape, move_bdim_to_front,
                        pad_to_rank, require, wrap_axis)
 from .views import broadcast_examples, example_strides, is_contiguous
 
@@ -439,7 +439,7 @@ def geomspace_rule(start, start_bdim, stop, stop_bdim, num=50, endpoint=True, dt
     start, stop = (_as_array(v, like) if _python_scalar(v) else v for v in (start, stop))
     rank = max(logical_rank(start, start_bdim), logical_rank(stop, stop_bdim))
     start, stop = align_front([start, stop], [start_bdim, stop_bdim], rank)
-    if np.any(start == 0) or np.any(stop == 0):
+    if any_example(start == 0) or any_example(stop == 0):
         raise ValueError("Geometric sequence cannot include zero")
     dt = np.result_type(start, stop, float(num), np.dtype(dtype))
     dtype = dt if dtype is None else np.dtype(dtype)
