@@ -259,3 +259,14 @@ def test_value_checks_under_nested_vmap_raise_numpys_error(name):
 def test_real_if_close_of_an_empty_batch():
     got = bt.vmap(bt.vmap(np.real_if_close))(np.zeros((2, 0, 3), complex))
     assert got.shape == (2, 0, 3) and got.dtype == np.float64
+
+
+# np.shares_memory / np.may_share_memory under nested vmap with an inner batch of size 0
+# crashed (IndexError) asking the first of no examples; an empty batch holds no memory to
+# overlap: False, as a single vmap level already answers.
+@pytest.mark.parametrize("op", [np.shares_memory, np.may_share_memory])
+@pytest.mark.parametrize("shape", [(0, 0, 5), (2, 0, 5), (0, 2, 5)])
+def test_overlap_queries_with_an_empty_batch(op, shape):
+    f = bt.vmap(bt.vmap(lambda x: op(x, x[1:])))
+    assert bool(np.all(f(np.zeros(shape)) == False))  # noqa: E712
+    assert bt.vmap(lambda x: op(x, x[1:]))(np.zeros(shape[1:])).shape == (shape[1],)
