@@ -270,3 +270,65 @@ def test_overlap_queries_with_an_empty_batch(op, shape):
     f = bt.vmap(bt.vmap(lambda x: op(x, x[1:])))
     assert bool(np.all(f(np.zeros(shape)) == False))  # noqa: E712
     assert bt.vmap(lambda x: op(x, x[1:]))(np.zeros(shape[1:])).shape == (shape[1],)
+
+
+# ---- a batch of size 0 --------------------------------------------------------------------------
+# Rules that flattened each example with np.reshape(x, (n, -1)) crashed for n == 0 (-1 is
+# ambiguous there); np.polydiv flattened its coefficients to (0, 0) and crashed with an
+# IndexError (its remainder's length depends on the values: now the clear BatchingError).
+EMPTY_BATCH = {
+    "meshgrid": (lambda a, b: np.meshgrid(a, b), [(3,), (2,)]),
+    "meshgrid ij": (lambda a, b: np.meshgrid(a, b, indexing="ij", copy=False), [(2, 2), (3,)]),
+    "take_along_axis axis=None": (lambda a, i: np.take_along_axis(a, i, axis=None),
+                                  [(2, 3), (4,)]),
+    "polydiv": (lambda u, v: np.polydiv(u, v), [(5,), (2,)]),
+}
+NO_EXAMPLE = {"polydiv"}  # a value-dependent length: no example to take it from
+
+
+@pytest.mark.parametrize("name", sorted(EMPTY_BATCH))
+@pytest.mark.parametrize("nested", [False, True])
+def test_empty_batch_shapes(name, nested):
+    f, shapes = EMPTY_BATCH[name]
+    ones = [np.ones((1, 1) + s if nested else (1,) + s,
+                    np.intp if name.startswith("take") and k else float)
+            for k, s in enumerate(shapes)]
+    g = bt.vmap(bt.vmap(f)) if nested else bt.vmap(f)
+    want = g(*ones)
+    empty = [np.zeros((1, 0) + s if nested else (0,) + s, o.dtype) for s, o in zip(shapes, ones)]
+    if name in NO_EXAMPLE:
+        with pytest.raises(bt.BatchingError, match="empty"):
+            g(*empty)
+        return
+    got = g(*empty)
+    for w, o in zip(flatten_leaves(want), flatten_leaves(got)):
+        cut = (1, 0) if nested else (0,)
+        assert o.shape == cut + w.shape[len(cut):] and o.dtype == w.dtype
+
+
+def flatten_leaves(tree):
+    return [tree] if isinstance(tree, np.ndarray) else [x for t in tree for x in
+                                                          flatten_leaves(t)]
+
+
+# A batched boolean mask next to an index array: with no example, the number of elements the
+# mask selects (which must broadcast with the index array) is unknown; vmap took 0 and raised
+# NumPy's broadcasting IndexError. Now a BatchingError that says so.
+def test_empty_batch_mask_next_to_an_index_array():
+    f = bt.vmap(lambda x, m: x[m, np.array([0, 2])])
+    assert f(np.ones((1, 3, 4)), np.array([[True, False, True]])).shape == (1, 2)
+    with pytest.raises(bt.BatchingError, match="batch size 0"):
+        f(np.ones((0, 3, 4)), np.zeros((0, 3), bool))
+
+
+# x[mask] = v with a batched mask and no example: nothing to write (the mask's count, which v
+# must broadcast to, is unknown); vmap raised NumPy's broadcasting ValueError.
+def test_empty_batch_masked_write_is_a_no_op():
+    def f(x, m, v):
+        x = x.copy()
+        x[m] = v
+        return x
+
+    got = bt.vmap(f, in_axes=(0, 0, None))(np.ones((0, 6)), np.zeros((0, 6), bool),
+                                           np.arange(2.0))
+    assert got.shape == (0, 6) and got.dtype == np.float64

@@ -8,6 +8,7 @@ recording backend can keep it symbolic.
 
 from __future__ import annotations
 
+import math
 from typing import Any, Sequence
 
 import numpy as np
@@ -21,7 +22,8 @@ NoValue = np._NoValue
 __all__ = ["NoValue", "given", "truthy", "move_bdim_to_front", "logical_rank", "wrap_axis",
            "wrap_axes", "physical_axis", "ensure_bdim", "pad_to_rank", "batch_size_of",
            "align_front", "align_pointwise", "logical_shape", "ndim_of", "dry_run",
-           "LoopFallback", "require", "batch_outermost", "any_example", "all_examples"]
+           "LoopFallback", "require", "batch_outermost", "any_example", "all_examples",
+           "flat_rows"]
 
 
 def given(v: Any) -> bool:
@@ -181,6 +183,13 @@ def dry_run(fn, shape: tuple, example_dtype, /, *args, **kwargs) -> Any:
     arguments (and raise its own error) in edge cases a rule does not translate."""
     example = np.zeros(shape, dtype=example_dtype)
     return fn(example, *args, **kwargs)
+
+
+def flat_rows(x: Any) -> Any:
+    """A batch-first ``x`` as ``(B, size of one example)``: ``np.reshape(x, (B, -1))``, which
+    NumPy refuses when B is 0 (the -1 is ambiguous there)."""
+    n = x.shape[0]
+    return np.reshape(x, (n, -1) if type(n) is not int or n else (0, math.prod(x.shape[1:])))
 
 
 def any_example(x: Any) -> bool:

@@ -24,8 +24,8 @@ import numpy as np
 from ..plumbing import innermost, scan_level, unwrap, wrap
 from ..registry import batch_rule, decomposition
 from ..tensor import BatchedTensor
-from ._helpers import (align_front, any_example, logical_rank, logical_shape, move_bdim_to_front,
-                       pad_to_rank, require, wrap_axis)
+from ._helpers import (align_front, any_example, flat_rows, logical_rank, logical_shape,
+                       move_bdim_to_front, pad_to_rank, require, wrap_axis)
 from .views import broadcast_examples, example_strides, is_contiguous
 
 
@@ -476,7 +476,7 @@ def meshgrid_rule(*xi, xi_bdims, copy=True, sparse=False, indexing="xy"):
             v = v if hasattr(v, "__array_function__") else np.asarray(v, like=ref)
             flat.append((np.reshape(v, (-1,)), None))
         else:
-            flat.append((np.reshape(move_bdim_to_front(v, b), (n, -1)), 0))
+            flat.append((flat_rows(move_bdim_to_front(v, b)), 0))
     sizes = [v.shape[-1] for v, _ in flat]
     axes = list(range(ndim))
     if indexing == "xy" and ndim > 1:

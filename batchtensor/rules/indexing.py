@@ -265,7 +265,15 @@ def _plan(level, xv, xb, key_in) -> _Plan:
     x, ekey = _open_mask0d_axes(x, ekey)
     _check_mask_dims(ekey, x.shape[1:])
     adv, adjacent, n_pre = _adv_layout(ekey)
-    r = _broadcast_rank([_logical_index_shape(ekey[i]) for i in adv])
+    try:
+        r = _broadcast_rank([_logical_index_shape(ekey[i]) for i in adv])
+    except IndexError:
+        if n == 0 and any(type(k) is _Batched and k.mask_size is not None for k in ekey):
+            raise BatchingError(
+                "indexing with a batched boolean mask next to other index arrays, with batch "
+                "size 0: the number of elements the mask selects, which the other index arrays "
+                "must broadcast with, is known only from an example") from None
+        raise
     pkey = [np.reshape(np.arange(n, like=innermost(x)), (n,) + (1,) * r)]
     for k in ekey:
         if isinstance(k, _Batched):
@@ -307,7 +315,7 @@ def _open_mask0d_axes(x, ekey):
         if type(k) is _Mask0d:
             n = x.shape[0]
             x = np.expand_dims(x, 1 + pos)
-            k = _Batched((np.zeros((n, k.count), dtype=np.intp, like=innermost(x)), 0))
+            k = _Batched((np.zeros((n, k.count), dtype=np.intp, like=innermost(x)), 0), 1)
         out.append(k)
         pos += _consumes(k)
     return x, out
@@ -456,7 +464,13 @@ def setitem_rule(level, args, kwargs):
         v = np.moveaxis(v, plan.moves[1], plan.moves[0])
     if plan.raw_bdim:
         v = np.moveaxis(v, 0, plan.raw_bdim)
-    plan.set(v)
+    try:
+        plan.set(v)
+    except (ValueError, IndexError):
+        if xv.shape[xb] == 0 and any(type(k) is BatchedTensor and k._level is level
+                                     and k.dtype == bool for k in key_t):
+            return None  # no example: nothing to write (the count v must match is unknown)
+        raise
     return None
 
 

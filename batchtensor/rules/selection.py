@@ -31,9 +31,9 @@ from ..plumbing import aligned_fast
 from ..errors import BatchingError
 from ..registry import batch_rule, decomposition
 from ..tensor import BatchedTensor, new_batched
-from ._helpers import (align_front, align_pointwise, ensure_bdim, logical_rank, logical_shape,
-                       move_bdim_to_front, ndim_of, pad_to_rank, physical_axis, require,
-                       wrap_axis)
+from ._helpers import (align_front, align_pointwise, ensure_bdim, flat_rows, logical_rank,
+                       logical_shape, move_bdim_to_front, ndim_of, pad_to_rank, physical_axis,
+                       require, wrap_axis)
 from .indexing import flat_front, lift, mask_to_indices
 
 
@@ -136,7 +136,7 @@ def _row_index(n: int) -> np.ndarray:
 def take_along_axis_rule(arr, arr_bdim, indices, indices_bdim, axis=-1):
     if axis is None:
         x = move_bdim_to_front(arr, arr_bdim) if arr_bdim is not None else arr
-        x = np.reshape(x, (x.shape[0], -1)) if arr_bdim is not None else np.ravel(x)
+        x = flat_rows(x) if arr_bdim is not None else np.ravel(x)
         arr, arr_bdim, axis = x, (0 if arr_bdim is not None else None), 0
         if logical_rank(indices, indices_bdim) != 1:
             raise ValueError("when axis=None, `indices` must have a single dimension.")
