@@ -332,3 +332,25 @@ def test_empty_batch_masked_write_is_a_no_op():
     got = bt.vmap(f, in_axes=(0, 0, None))(np.ones((0, 6)), np.zeros((0, 6), bool),
                                            np.arange(2.0))
     assert got.shape == (0, 6) and got.dtype == np.float64
+
+
+# np.ix_ reshapes an (integer or float) array argument: a view, whatever its size. vmap copied
+# an empty one into intp (a new, writeable array of another dtype).
+@pytest.mark.parametrize("dtype", [np.int64, np.float64, np.int32])
+@pytest.mark.parametrize("size", [0, 3])
+def test_ix_gives_views_of_its_array_arguments(dtype, size):
+    def f(a, b):
+        i, j = np.ix_(a, b)
+        if i.size:
+            i[0, 0] = 2  # written through to a
+        return i, j, a
+
+    a = np.arange(2 * size, dtype=dtype).reshape(2, size)
+    got, want = _both(f, a, np.array([[True, False], [False, True]]))
+    assert_same(got, want)
+    ro = _read_only(a)
+    if size:
+        with pytest.raises(ValueError):
+            loop_vmap(f)(ro, np.array([[True, False], [False, True]]))
+        with pytest.raises(ValueError):
+            bt.vmap(f)(ro, np.array([[True, False], [False, True]]))
