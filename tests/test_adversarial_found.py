@@ -354,3 +354,21 @@ def test_ix_gives_views_of_its_array_arguments(dtype, size):
             loop_vmap(f)(ro, np.array([[True, False], [False, True]]))
         with pytest.raises(ValueError):
             bt.vmap(f)(ro, np.array([[True, False], [False, True]]))
+
+
+# np.linalg.lstsq raises LinAlgError ("SVD did not converge") for an `a` holding inf or NaN;
+# vmap's batched SVD returned NaN solutions (or a BatchingError about the residuals' shapes).
+@pytest.mark.parametrize("bad", [np.inf, -np.inf, np.nan])
+@pytest.mark.parametrize("b_cols", [None, 0, 1])
+def test_lstsq_of_a_non_finite_a_raises_linalgerror(bad, b_cols):
+    a = np.array([[[-4.0, 1.5], [2.0, 0.0], [-1.5, -1.0], [3.0, 0.5]]] * 2)
+    a[1, 1, 0] = bad
+    b = np.ones((2, 4) if b_cols is None else (2, 4, b_cols))
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        with pytest.raises(np.linalg.LinAlgError):
+            loop_vmap(np.linalg.lstsq)(a, b)
+        with pytest.raises(np.linalg.LinAlgError):
+            bt.vmap(np.linalg.lstsq)(a, b)
+        with pytest.raises(np.linalg.LinAlgError):
+            bt.vmap(np.linalg.lstsq, in_axes=(None, 0))(a[1], b)
