@@ -372,3 +372,29 @@ def test_lstsq_of_a_non_finite_a_raises_linalgerror(bad, b_cols):
             bt.vmap(np.linalg.lstsq)(a, b)
         with pytest.raises(np.linalg.LinAlgError):
             bt.vmap(np.linalg.lstsq, in_axes=(None, 0))(a[1], b)
+
+
+# Indices (or a condition) batched at an outer level, gathering from an array batched only at
+# the inner level: the inner rule indexed its plain physical array with the outer level's
+# value, which NumPy cannot convert (a TypeError) instead of dispatching there.
+NESTED_GATHERS = {  # (f, indices: 2 outer x 2 inner examples, a: 2 inner examples)
+    "compress": (lambda c, a: np.compress(c, a, axis=0),
+                 [[[True, False], [False, True]], [[False, True], [True, False]]],
+                 [[1.0, 2.0], [3.0, 4.0]]),
+    "compress of 0-d examples": (lambda c, a: np.compress(c, a, axis=0),
+                                 [[[True], [True]], [[True], [True]]], [5.0, 6.0]),
+    "extract": (lambda c, a: np.extract(c, a),
+                [[[True, False], [False, True]], [[False, True], [True, False]]],
+                [[1.0, 2.0], [3.0, 4.0]]),
+    "take": (lambda i, a: np.take(a, i), [[[1, 0], [0, 0]], [[0, 1], [1, 1]]],
+             [[1.0, 2.0], [3.0, 4.0]]),
+}
+
+
+@pytest.mark.parametrize("name", sorted(NESTED_GATHERS))
+def test_outer_batched_indices_into_an_inner_batched_array(name):
+    f, idx, a = NESTED_GATHERS[name]
+    idx, a = np.array(idx), np.array(a)
+    want = loop_vmap(loop_vmap(f, (0, 0)), (0, None))(idx, a)
+    got = bt.vmap(bt.vmap(f, (0, 0)), (0, None))(idx, a)
+    assert_same(got, want)

@@ -95,7 +95,8 @@ def take_rule(a, a_bdim, indices, indices_bdim, axis=None, out=None, out_bdim=No
     ir = idx.ndim - 1
     x = np.moveaxis(x, 1 + axis, 1)
     bidx = np.reshape(np.arange(n, like=innermost(x)), (n,) + (1,) * ir)
-    res = x[bidx, idx]  # (B, *index shape, *the other dims of the example)
+    # (indices batched at an outer level than a: index a lifted there, so that it dispatches)
+    res = lift(x, idx)[bidx, idx]  # (B, *index shape, *the other dims of the example)
     if axis:
         res = np.moveaxis(res, list(range(1, 1 + ir)), list(range(1 + axis, 1 + axis + ir)))
     return res, 0
