@@ -13,7 +13,7 @@ import numpy as np
 
 from . import conversions
 from .config import FALLBACK_MODES, config
-from .diagnostics import user_line, user_stacklevel
+from .diagnostics import user_line, user_stacklevel, user_store
 from .errors import BatchingError, DataDependentError, PerformanceWarning, rerun_reason
 from .levels import (Level, close_level, open_level, random_scope, resume_session,
                      session_tick)
@@ -140,7 +140,8 @@ class VmapFunction:
         except ValueError as e:
             # NumPy wraps float() of a BatchedTensor (out[i] = x into a float array) in
             # "setting an array element with a sequence"; our own message is the cause.
-            if getattr(e.__cause__, "batchtensor_conversion", False):
+            if getattr(e.__cause__, "batchtensor_conversion", False) \
+                    or isinstance(e.__cause__, BatchingError):  # (bool(): into a bool array)
                 raise e.__cause__.with_traceback(e.__traceback__) from None
             raise
 
@@ -208,7 +209,7 @@ class VmapFunction:
         try:
             return self._vectorised(guarded, axes, treedef, kwargs, size, offset, first)
         except BaseException as e:
-            found = rerun_reason(e)
+            found = rerun_reason(e) or _datetime_store(e, first)
             ours = found is not None and found[0] is not None and first \
                 and found[0].id >= first[0].id
             guard_hit = not ours and _writes_into_guard(e, guarded, leaves)
@@ -450,6 +451,21 @@ def _mapped_input(leaf: Any, func, args: tuple, treedef, i: int) -> Any:
     if any(hasattr(leaf, a) for a in ("__array__", "__array_interface__", "__array_struct__")):
         return np.asarray(leaf)
     return leaf
+
+
+def _datetime_store(e: BaseException, first: list) -> tuple | None:
+    """``out[key] = x`` with ``out`` a plain datetime64 / timedelta64 array and ``x`` batched:
+    NumPy converts ``x`` without any protocol a BatchedTensor could answer ("Could not convert
+    object to NumPy datetime"), so the conversion error that reruns the function per example
+    (``errors.rerun_reason``) never comes; the user's store line tells it instead. (A value of
+    an outer level fails the same way in the rerun, and that level reruns then.)"""
+    if not (first and isinstance(e, ValueError)
+            and str(e).startswith("Could not convert object to NumPy")):
+        return None
+    line = user_store(e)
+    if line is None:
+        return None
+    return first[0], f"a batched value is converted (to a datetime64 / timedelta64) at {line}"
 
 
 def _func_name(func) -> str:

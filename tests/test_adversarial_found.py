@@ -398,3 +398,26 @@ def test_outer_batched_indices_into_an_inner_batched_array(name):
     want = loop_vmap(loop_vmap(f, (0, 0)), (0, None))(idx, a)
     got = bt.vmap(bt.vmap(f, (0, 0)), (0, None))(idx, a)
     assert_same(got, want)
+
+
+# A batched value written into a plain array made inside f: NumPy converts it to a Python
+# scalar (float()), which makes vmap rerun the function once per example (the loop's result).
+# Into a bool, a datetime64 or a timedelta64 array NumPy asks otherwise: bool() (a
+# ControlFlowError where the examples disagree, which NumPy wrapped in "setting an array
+# element with a sequence") or no protocol at all ("Could not convert object to NumPy
+# datetime"): ValueErrors that neither reran nor said why.
+@pytest.mark.parametrize("dtype, values", [
+    ("bool", [True, False]),
+    ("datetime64[s]", np.array([1, 2], "datetime64[s]")),
+    ("timedelta64[ms]", np.array([1, 2], "timedelta64[ms]")),
+    ("float64", [1.0, 2.0]),
+])
+@pytest.mark.parametrize("key", [(), 0, Ellipsis])
+def test_batched_value_into_a_plain_array_of_any_dtype(dtype, values, key):
+    def f(v):
+        out = np.zeros((2,) if key == 0 else (), dtype=dtype)
+        out[key] = v
+        return out
+
+    got, want = _both(f, np.array(values))
+    assert_same(got, want)
