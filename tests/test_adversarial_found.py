@@ -421,3 +421,20 @@ def test_batched_value_into_a_plain_array_of_any_dtype(dtype, values, key):
 
     got, want = _both(f, np.array(values))
     assert_same(got, want)
+
+
+# A ufunc's out= that is read-only and not contiguous (vmap writes such outs through a
+# contiguous stand-in): NumPy refuses the read-only out first; the writeable stand-in let the
+# casting error come first instead.
+@pytest.mark.parametrize("in_axes", [0, 1, 2])
+def test_ufunc_into_a_read_only_strided_out(in_axes):
+    def f(x, o):
+        return np.fmod(x, x, out=o)
+
+    xs = np.ones((3, 3, 4))
+    out = np.moveaxis(np.ones((3, 3, 4), np.int64), 0, in_axes)[:, :, ::-1]
+    out.flags.writeable = False
+    with pytest.raises(ValueError, match="read-only"):
+        loop_vmap(f, in_axes=(0, in_axes))(xs, out)
+    with pytest.raises(ValueError, match="read-only"):
+        bt.vmap(f, in_axes=(0, in_axes))(xs, out)
