@@ -223,7 +223,7 @@ def fresh_values(seed: int, gid: int, shape: tuple, dtype: str, spec: tuple) -> 
         if a.size and rng.random() < 0.1:
             a.flat[rng.integers(a.size)] = np.iinfo(np.int64).min  # NaT
         return a.view(dt)
-    raise TypeError(f"no values for {dt}")
+    return rng.choice(_FLOAT_POOL[:13], size=shape).astype(dt)  # object arrays (frompyfunc)
 
 
 def arr(values, dtype, shape):
@@ -1055,6 +1055,8 @@ def check(case: Case, *, retry: bool = True) -> Outcome:
             return Outcome(True, accepted="zero-batch")
         if vexc is not None and isinstance(vexc, type(lexc)):
             return Outcome(True)
+        if _flat_copy_quirk(case, lexc, lt) and (vexc is None or isinstance(vexc, IndexError)):
+            return Outcome(True, accepted="numpy-flat-copy")
         if vexc is not None:
             key = _accepted_error(case, vexc, lt, vt, log)
             if key:
@@ -1062,11 +1064,6 @@ def check(case: Case, *, retry: bool = True) -> Outcome:
             return Outcome(False, f"the loop raises {type(lexc).__name__}: {lexc}; vmap "
                                   f"raised {type(vexc).__name__}: {vexc}",
                            kind=f"error type {type(lexc).__name__}/{type(vexc).__name__}")
-        s = lt.failed_at(len(case.steps))
-        if isinstance(lexc, ValueError) and "read-only" in str(lexc) and s < len(case.steps) \
-                and case.steps[s].op in ("put_along_axis", "put_along_axis.inplace") \
-                and case.steps[s].code.endswith(", None)"):
-            return Outcome(True, accepted="numpy-flat-copy")
         return Outcome(False, f"the loop raises {type(lexc).__name__}: {lexc}; vmap "
                               f"returned a result", kind=f"no error {type(lexc).__name__}")
     if vexc is not None:
@@ -1095,6 +1092,17 @@ def check(case: Case, *, retry: bool = True) -> Outcome:
     if key in FIXED_SEPARATELY:
         return Outcome(True, filtered=key)
     return Outcome(False, msg, kind="mismatch")
+
+
+def _flat_copy_quirk(case: Case, lexc, lt: LoopTrace) -> bool:
+    """The loop raised NumPy's read-only error in put_along_axis(axis=None), which writes
+    through a read-only copy of a non-contiguous example (vmap writes into it, or raises the
+    error a contiguous example gives)."""
+    s = lt.failed_at(len(case.steps))
+    return isinstance(lexc, ValueError) and "read-only" in str(lexc) and s < len(case.steps) \
+        and case.steps[s].op in ("put_along_axis", "put_along_axis.inplace") \
+        and case.steps[s].code.endswith(", None)") \
+        and not any(i.readonly for i in case.inputs)
 
 
 def _varying_apart(case: Case, step: int) -> bool:
