@@ -438,3 +438,18 @@ def test_ufunc_into_a_read_only_strided_out(in_axes):
         loop_vmap(f, in_axes=(0, in_axes))(xs, out)
     with pytest.raises(ValueError, match="read-only"):
         bt.vmap(f, in_axes=(0, in_axes))(xs, out)
+
+
+# np.meshgrid(..., copy=False) returns np.broadcast_arrays' views: writeable (with NumPy's
+# warning), and an input already of the full shape as a view of it. vmap returned
+# np.broadcast_to's read-only views, so writes raised.
+@pytest.mark.parametrize("batched", [(0, None), (0, 0), (None, 0)])
+def test_meshgrid_without_copy_writes_through(batched):
+    def f(a, b):
+        x, y = np.meshgrid(a, b, copy=False)
+        x[0, 0] = -1.0  # (every row of x is a view of a)
+        return x, y, a
+
+    got, want = _both(f, np.arange(6.0).reshape(2, 3), np.arange(4.0).reshape(2, 2),
+                      in_axes=batched)
+    assert_same(got, want)
