@@ -453,3 +453,25 @@ def test_meshgrid_without_copy_writes_through(batched):
     got, want = _both(f, np.arange(6.0).reshape(2, 3), np.arange(4.0).reshape(2, 2),
                       in_axes=batched)
     assert_same(got, want)
+
+
+# x[mask] = v with a batched mask whose count differs between examples and a v of one value
+# per selected element: NumPy raises its ValueError for an example whose count is not v's
+# length; vmap raised a BatchingError (the counts differ) instead.
+def test_masked_write_with_values_of_the_wrong_count():
+    def f(x, v):
+        x = x.copy()
+        x[x] = v
+        return x
+
+    xs = np.array([[False, True, True], [True, False, False]])
+    with pytest.raises(ValueError):
+        loop_vmap(f, (0, None))(xs, np.array([False, False]))
+    with pytest.raises(ValueError):
+        bt.vmap(f, (0, None))(xs, np.array([False, False]))
+    ys = np.array([[[True, False], [False, False], [True, True]],
+                   [[False, False], [True, False], [False, False]]])
+    with pytest.raises(ValueError):
+        loop_vmap(f, (0, None))(ys, np.array([True, False, True]))
+    with pytest.raises(ValueError):
+        bt.vmap(f, (0, None))(ys, np.array([True, False, True]))

@@ -448,6 +448,9 @@ def setitem_rule(level, args, kwargs):
                         f"1-dimensional input, input has {logical_rank(vv, vb)} dimensions")
     if _masked_write(level, xv, xb, key_t, vv, vb):
         return None
+    if len(key_t) == 1 and type(key_t[0]) is BatchedTensor and key_t[0]._level is level \
+            and key_t[0].dtype == bool:
+        _check_mask_counts(key_t[0], xv.ndim - 1, vv, vb)
     plan = _plan(level, xv, xb, key)
     if type(plan.x) is not BatchedTensor and scan_level((plan.key, vv)) is not None:
         raise BatchingError(
@@ -472,6 +475,25 @@ def setitem_rule(level, args, kwargs):
             return None  # no example: nothing to write (the count v must match is unknown)
         raise
     return None
+
+
+def _check_mask_counts(mask: BatchedTensor, nd: int, vv, vb) -> None:
+    """``x[mask] = v`` with one value per selected element: where the counts differ between
+    examples, some example's count is not v's length, and NumPy raises its ValueError there
+    (not a batching problem: the loop raises too)."""
+    m = flat_front(mask._value, mask._bdim)
+    counts = innermost(np.sum(m, axis=1))
+    if not counts.size or int(np.min(counts)) == int(np.max(counts)):
+        return
+    rank = nd - (mask.ndim) + 1  # the selected region: (count, *the unmasked dims)
+    v = move_bdim_to_front(vv, vb) if vb is not None else np.expand_dims(vv, 0)
+    v = drop_leading_ones(v, rank)
+    k = v.shape[1] if v.ndim - 1 == rank else 1
+    if k == 1:
+        return
+    bad = next(int(c) for c in np.ravel(counts) if int(c) != k)
+    raise ValueError(f"NumPy boolean array indexing assignment cannot assign {k} input values "
+                     f"to the {bad} output values where the mask is true")
 
 
 def drop_leading_ones(v, rank: int):
