@@ -1102,7 +1102,7 @@ def _flat_copy_quirk(case: Case, lexc, lt: LoopTrace) -> bool:
     return isinstance(lexc, ValueError) and "read-only" in str(lexc) and s < len(case.steps) \
         and case.steps[s].op in ("put_along_axis", "put_along_axis.inplace") \
         and case.steps[s].code.endswith(", None)") \
-        and not any(i.readonly for i in case.inputs)
+        and not any(i.readonly for i in case.inputs if i.name == case.steps[s].reads[0])
 
 
 def _varying_apart(case: Case, step: int) -> bool:
