@@ -475,3 +475,23 @@ def test_masked_write_with_values_of_the_wrong_count():
         loop_vmap(f, (0, None))(ys, np.array([True, False, True]))
     with pytest.raises(ValueError):
         bt.vmap(f, (0, None))(ys, np.array([True, False, True]))
+
+
+# x.fill(v) with a batched v that is not 0-d per example: NumPy's own TypeError (vmap raised
+# a ValueError of its own).
+@pytest.mark.parametrize("dtype", [np.float64, np.complex64, np.int32, np.bool_])
+@pytest.mark.parametrize("vshape", [(2,), (1,), (1, 1)])
+def test_fill_with_a_batched_array_value(vshape, dtype):
+    def f(x, v):
+        x = x.copy()
+        x.fill(v)
+        return x
+
+    xs, vs = np.zeros((2, 3), dtype), np.ones((2,) + vshape, dtype)
+    try:
+        want = loop_vmap(f)(xs, vs)
+    except Exception as e:  # noqa: BLE001
+        with pytest.raises(type(e)):
+            bt.vmap(f)(xs, vs)
+        return
+    assert_same(bt.vmap(f)(xs, vs), want)

@@ -19,7 +19,7 @@ from ..plumbing import innermost, scan_level
 from ..errors import BatchingError
 from ..registry import batch_rule
 from ..tensor import BatchedTensor, ndarray_fill
-from ._helpers import (align_front, logical_rank, logical_shape, move_bdim_to_front, ndim_of,
+from ._helpers import (align_front, logical_shape, move_bdim_to_front, ndim_of,
                        pad_to_rank, wrap_axis)
 from .indexing import drop_leading_ones, flat_front
 from .views import example_strides, is_contiguous
@@ -56,10 +56,14 @@ def fill_rule(x, x_bdim, value, value_bdim):
             "ndarray.fill: cannot fill the array (not batched at this vmap level, so shared by "
             "every example) with a value that differs per example. Create the array batched: "
             "np.full_like(value, value, shape=...).")
-    if logical_rank(value, value_bdim) != 0:
-        raise ValueError("fill: the value must be a scalar (one per example)")
+    v = move_bdim_to_front(value, value_bdim)
+    if v.ndim != 1:
+        # NumPy's own error (its type depends on the dtypes), or a value of one element, which
+        # NumPy takes as that element
+        ndarray_fill(np.zeros(1, dtype=x.dtype), _example(value, value_bdim))
+        v = flat_front(v, 0)[:, 0]
     target = move_bdim_to_front(x, x_bdim)
-    target[...] = pad_to_rank(move_bdim_to_front(value, value_bdim), target.ndim - 1)
+    target[...] = pad_to_rank(v, target.ndim - 1)
     return None, None
 
 
