@@ -767,6 +767,8 @@ def _flags(value, operand, phys) -> tuple:
             out.append(None)
             continue
         shares = type(op) is np.ndarray and bool(np.shares_memory(a, op))
+        if not phys and isinstance(operand, np.generic):
+            shares = None  # a NumPy scalar operand has no memory a result could share
         out.append((shares, bool(a.flags.writeable)))
     return tuple(out)
 
@@ -1168,6 +1170,8 @@ def _alias_diffs(case, lt, vt) -> list:
         if len(set(per)) != 1:
             continue
         for j, (lf, vf) in enumerate(zip(per[0], vt.view[k])):
+            if lf is not None and vf is not None and lf[0] is None:
+                lf, vf = (None, lf[1]), (None, vf[1])  # compare writeability only
             if lf is not None and vf is not None and lf != vf:
                 out.append((k, j, lf, vf))
     return out
@@ -1176,7 +1180,7 @@ def _alias_diffs(case, lt, vt) -> list:
 def _compare_aliasing(case, lt, vt) -> str | None:
     for k, j, lf, vf in _alias_diffs(case, lt, vt):
         what = f"step {k} ({case.steps[k].code.splitlines()[0]!r}), result leaf {j}"
-        if lf[0] != vf[0]:
+        if lf[0] != vf[0] and lf[0] is not None:
             return (f"{what}: per example it is {'a view' if lf[0] else 'a copy'} of its operand "
                     f"in the loop, {'a view' if vf[0] else 'a copy'} under vmap")
         return (f"{what}: per example it is {'writeable' if lf[1] else 'read-only'} in the loop, "
