@@ -495,3 +495,34 @@ def test_fill_with_a_batched_array_value(vshape, dtype):
             bt.vmap(f)(xs, vs)
         return
     assert_same(bt.vmap(f)(xs, vs), want)
+
+
+# ---- ravel of an input's memory -----------------------------------------------------------------
+# NumPy's ravel is a view only of an example contiguous in the order asked. An input mapped
+# along another axis than its slowest (in_axes=1, 2, a Fortran-ordered one) hands the loop
+# strided examples, so ravel copies there; vmap judged the examples as if each were stored on
+# its own (right for values computed inside f, which are new contiguous arrays in the loop)
+# and returned a view: a later write into the input showed through it.
+@pytest.mark.parametrize("layout", ["in_axes=1", "in_axes=2", "fortran", "in_axes=0"])
+@pytest.mark.parametrize("order", ["C", "F", "A", "K"])
+@pytest.mark.parametrize("of", ["input", "view of input", "computed"])
+def test_ravel_of_an_input_with_strided_examples(layout, order, of):
+    def f(x):
+        base = {"input": x, "view of input": x[::1], "computed": x * 1.0}[of]
+        r = np.ravel(base, order)
+        base[...] = 0.0  # a write after the ravel: seen through a view, not through a copy
+        return r
+
+    xs = np.arange(24.0).reshape(2, 3, 4)
+    in_axes = 0
+    if layout.startswith("in_axes"):
+        in_axes = int(layout[-1])
+        xs = np.ascontiguousarray(np.moveaxis(xs, 0, in_axes))
+    elif layout == "fortran":
+        xs = np.asfortranarray(xs)
+    got, want = _both(f, xs, in_axes=in_axes)
+    if of == "computed" and layout != "in_axes=0" and order in ("C", "A", "K"):
+        # the documented limitation the other way round (docs/semantics.md, 'View or copy'):
+        # a new value's examples are interleaved, so vmap copies where the loop views
+        return
+    assert_same(got, want)
