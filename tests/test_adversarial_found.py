@@ -526,3 +526,22 @@ def test_ravel_of_an_input_with_strided_examples(layout, order, of):
         # a new value's examples are interleaved, so vmap copies where the loop views
         return
     assert_same(got, want)
+
+
+# ---- chunk_size ---------------------------------------------------------------------------------
+# With chunk_size, each chunk can be consistent on its own while the chunks' results differ in
+# shape (a mask that selects 4 elements in one chunk and 3 in the next): the per-example
+# results cannot be stacked, which is a BatchingError without chunks; with them, NumPy's
+# concatenate raised its ValueError.
+@pytest.mark.parametrize("chunk", [1, 2])
+def test_chunks_whose_results_differ_in_shape(chunk):
+    def f(x, m):
+        return x[:, m]
+
+    x = np.ones((3, 3, 4))
+    m = np.array([[True, True, True, True], [True, True, True, True],
+                  [True, False, True, True]])
+    with pytest.raises(bt.BatchingError, match="stack"):
+        bt.vmap(f, chunk_size=chunk)(x, m)
+    with pytest.raises(bt.BatchingError):
+        bt.vmap(f)(x, m)
