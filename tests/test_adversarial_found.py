@@ -545,3 +545,34 @@ def test_chunks_whose_results_differ_in_shape(chunk):
         bt.vmap(f, chunk_size=chunk)(x, m)
     with pytest.raises(bt.BatchingError):
         bt.vmap(f)(x, m)
+
+
+# A write of batched values into an array that is not batched (documented BatchingError), with
+# arguments NumPy refuses anyway: NumPy's error comes first, as in the loop (np.put,
+# np.put_along_axis, np.place, np.putmask and np.fill_diagonal raised the BatchingError first).
+SHARED_TARGET_BAD_ARGS = {
+    "put_along_axis, shapes": (lambda a, i, v: np.put_along_axis(a, i, v, 0), (3, 4), (2, 3),
+                               (1, 3)),
+    "put, bad mode": (lambda a, i, v: np.put(a, i, v, mode="bad"), (6,), (2,), (2,)),
+    "place, mask size": (lambda a, m, v: np.place(a, m > 0, v), (6,), (4,), (2,)),
+    "putmask, mask size": (lambda a, m, v: np.putmask(a, m > 0, v), (6,), (4,), (2,)),
+    "fill_diagonal, 1-d": (lambda a, m, v: np.fill_diagonal(a, v), (6,), (2,), ()),
+}
+
+
+@pytest.mark.parametrize("name", sorted(SHARED_TARGET_BAD_ARGS))
+def test_numpys_argument_errors_before_the_shared_target_error(name):
+    f, sa, si, sv = SHARED_TARGET_BAD_ARGS[name]
+    a = np.zeros(sa)
+    i = np.ones((2,) + si, np.intp)
+    v = np.ones((2,) + sv)
+
+    def g(a, i, v):
+        f(a, i, v)
+        return a
+
+    with pytest.raises(Exception) as loop_error:
+        loop_vmap(g, (None, 0, 0))(a.copy(), i, v)
+    assert not isinstance(loop_error.value, bt.BatchingError)
+    with pytest.raises(type(loop_error.value)):
+        bt.vmap(g, (None, 0, 0))(a.copy(), i, v)

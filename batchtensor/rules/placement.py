@@ -83,7 +83,8 @@ def _target_example(x, bdim):
     written, and for ``put_along_axis(axis=None)``, which writes through ``np.array(a.flat)``:
     a read-only copy of an example that is not C contiguous)."""
     ex = _example(x, bdim)
-    strides = example_strides(x, bdim)
+    # (an unbatched target: the dry run comes before the shared-target error)
+    strides = example_strides(x, bdim) if bdim is not None else getattr(x, "strides", None)
     if strides is not None and not is_contiguous(ex.shape, strides, ex.itemsize, False):
         ex = np.zeros(ex.shape + (2,), ex.dtype)[..., 0]
     flags = getattr(innermost(x), "flags", None)
@@ -160,9 +161,9 @@ def _shared_target(name: str, target: str, **others) -> BatchingError:
 # ---- in-place writes ----------------------------------------------------------------------------
 @batch_rule(np.put)
 def put_rule(a, a_bdim, ind, ind_bdim, v, v_bdim, mode="raise"):
-    if a_bdim is None:
-        raise _shared_target("numpy.put", "a", ind=ind_bdim, v=v_bdim)
     np.put(_target_example(a, a_bdim), _example(ind, ind_bdim), _example(v, v_bdim), mode=mode)
+    if a_bdim is None:  # (after NumPy's own argument errors, which the loop meets first)
+        raise _shared_target("numpy.put", "a", ind=ind_bdim, v=v_bdim)
     target = move_bdim_to_front(a, a_bdim)
     size = math.prod(target.shape[1:])
     idx = _as_intp(flat_front(ind, ind_bdim))
@@ -198,11 +199,11 @@ def _value_front(v, bdim, rank: int):
 
 @batch_rule(np.put_along_axis)
 def put_along_axis_rule(arr, arr_bdim, indices, indices_bdim, values, values_bdim, axis):
-    if arr_bdim is None:
-        raise _shared_target("numpy.put_along_axis", "arr", indices=indices_bdim,
-                             values=values_bdim)
     np.put_along_axis(_target_example(arr, arr_bdim), _example(indices, indices_bdim),
                       _example(values, values_bdim), axis)
+    if arr_bdim is None:  # (after NumPy's own argument errors, which the loop meets first)
+        raise _shared_target("numpy.put_along_axis", "arr", indices=indices_bdim,
+                             values=values_bdim)
     target = move_bdim_to_front(arr, arr_bdim)
     if axis is None:  # arr.flat[indices] = values (broadcast, not repeated)
         idx = _as_intp(flat_front(indices, indices_bdim))
@@ -229,9 +230,10 @@ def _mask_front(mask, bdim, lshape):
 
 @batch_rule(np.place)
 def place_rule(arr, arr_bdim, mask, mask_bdim, vals, vals_bdim):
-    if arr_bdim is None:
+    np.place(_target_example(arr, arr_bdim), _example(mask, mask_bdim),
+             _example(vals, vals_bdim))
+    if arr_bdim is None:  # (after NumPy's own argument errors, which the loop meets first)
         raise _shared_target("numpy.place", "arr", mask=mask_bdim, vals=vals_bdim)
-    np.place(_target_example(arr, arr_bdim), _example(mask, mask_bdim), _example(vals, vals_bdim))
     target = move_bdim_to_front(arr, arr_bdim)
     m, where = _mask_front(mask, mask_bdim, target.shape[1:])
     if _is_scalar(vals) and vals_bdim is None:
@@ -253,9 +255,10 @@ def place_rule(arr, arr_bdim, mask, mask_bdim, vals, vals_bdim):
 
 @batch_rule(np.putmask)
 def putmask_rule(a, a_bdim, /, mask, mask_bdim, values, values_bdim):
-    if a_bdim is None:
+    np.putmask(_target_example(a, a_bdim), _example(mask, mask_bdim),
+               _example(values, values_bdim))
+    if a_bdim is None:  # (after NumPy's own argument errors, which the loop meets first)
         raise _shared_target("numpy.putmask", "a", mask=mask_bdim, values=values_bdim)
-    np.putmask(_target_example(a, a_bdim), _example(mask, mask_bdim), _example(values, values_bdim))
     target = move_bdim_to_front(a, a_bdim)
     lshape = tuple(target.shape[1:])
     _, where = _mask_front(mask, mask_bdim, lshape)
@@ -274,9 +277,9 @@ def putmask_rule(a, a_bdim, /, mask, mask_bdim, values, values_bdim):
 
 @batch_rule(np.fill_diagonal)
 def fill_diagonal_rule(a, a_bdim, val, val_bdim, wrap=False):
-    if a_bdim is None:
-        raise _shared_target("numpy.fill_diagonal", "a", val=val_bdim)
     np.fill_diagonal(_target_example(a, a_bdim), _example(val, val_bdim), wrap)
+    if a_bdim is None:  # (after NumPy's own argument errors, which the loop meets first)
+        raise _shared_target("numpy.fill_diagonal", "a", val=val_bdim)
     target = move_bdim_to_front(a, a_bdim)
     lshape = tuple(target.shape[1:])
     size = math.prod(lshape)
