@@ -98,6 +98,13 @@ ACCEPTED = {
                       "for a scalar made inside f, only NumPy's error (TypeError 'The `like` "
                       "argument must be an array-like', AttributeError 'numpy.<type>' object "
                       "has no attribute) is accepted in place of the loop's",
+    "other-example": "where the examples raise different exceptions, the loop raises the first "
+                     "example's; vmap, checking every example at once, may raise another "
+                     "example's (that exception type, raised by an example run on its own)",
+    "trim-zeros-offsets": "np.trim_zeros whose examples trim different amounts from the front: "
+                          "per example a view (a slice), but no one strided view of the batch "
+                          "starts at another offset in every example, so vmap copies "
+                          "(docs/semantics.md, 'View or copy')",
     "numpy-flat-copy": "np.put_along_axis(arr, i, v, axis=None) into an example that is not "
                        "C-contiguous: NumPy raises ValueError (it writes through arr.flat, "
                        "which it makes a read-only copy of a non-contiguous arr, numpy/numpy"
@@ -419,6 +426,7 @@ class Step:
     operand: str | None = None  # the first array argument (op steps): view or copy
     arrays: str = "()"  # the array arguments (op steps with unbatched_self / undispatched)
     tags: tuple = ()
+    target_pos: int | None = None  # the array argument an in-place op writes into
 
 
 @dataclass
@@ -545,9 +553,9 @@ def loop_vmap(f, in_axes=0, out_axes=0, axis_size=None, keep=None, scalars=True)
         stacked = []
         for j, ax in enumerate(oaxes):
             col = [np.asarray(c[0][j]) for c in cols]
-            if len({(c.shape, c.dtype) for c in col}) > 1:
-                raise NotStackable(f"output {j}: the examples give "
-                                   f"{sorted({(c.shape, str(c.dtype)) for c in col})}")
+            if len({c.shape for c in col}) > 1:  # (np.stack promotes differing dtypes)
+                raise NotStackable(f"output {j}: the examples give shapes "
+                                   f"{sorted({c.shape for c in col})}")
             if ax is None:
                 stacked.append(col[0])
                 continue
@@ -998,6 +1006,12 @@ def _accepted_error(case, exc, lt: LoopTrace, vt: VmapTrace, log) -> str | None:
         target, values = vt.writes[step]
         if not values <= target:
             return "write-unbatched"
+    if step < len(case.steps) and case.steps[step].target_pos is not None \
+            and isinstance(exc, bt.BatchingError) and vt.args.get(step):
+        levels = vt.args[step]
+        t = case.steps[step].target_pos
+        if not frozenset().union(*levels) <= levels[t]:
+            return "write-unbatched"  # an in-place op (np.put, x.sort(), ...) into it
     if 0 in case.sizes and isinstance(exc, bt.BatchingError) and _NO_EXAMPLE.search(str(exc)):
         return "zero-batch"
     if step < len(case.steps) and (case.steps[step].op or "").endswith((".at", ".at.batched_"
@@ -1063,6 +1077,8 @@ def check(case: Case, *, retry: bool = True) -> Outcome:
             key = _accepted_error(case, vexc, lt, vt, log)
             if key:
                 return Outcome(True, accepted=key)
+            if _other_example_error(case, vexc):
+                return Outcome(True, accepted="other-example")
             return Outcome(False, f"the loop raises {type(lexc).__name__}: {lexc}; vmap "
                                   f"raised {type(vexc).__name__}: {vexc}",
                            kind=f"error type {type(lexc).__name__}/{type(vexc).__name__}")
@@ -1107,13 +1123,14 @@ def _flat_copy_quirk(case: Case, lexc, lt: LoopTrace) -> bool:
         and not any(i.readonly for i in case.inputs if i.name == case.steps[s].reads[0])
 
 
-def _varying_apart(case: Case, step: int) -> bool:
-    """Whether a value up to ``step`` differs in shape/dtype between examples, each example run
-    on its own (fresh inputs), so that an error in one example does not hide the others."""
+def _apart(case: Case) -> tuple:
+    """Every example run on its own (fresh inputs), so that an error in one example does not
+    hide the others: (the trace, the exception of each example or None)."""
     f, ns = compile_case(case)
     trace = LoopTrace()
     ns["_t"] = trace.t
     n = math.prod(_probe_sizes(case.sizes))
+    errors = []
     with warnings.catch_warnings(), np.errstate(all="ignore"):
         warnings.simplefilter("ignore")
         for g in range(n):
@@ -1121,9 +1138,20 @@ def _varying_apart(case: Case, step: int) -> bool:
             args = [_example_views(x, i, case.sizes)[g] for x, i in zip(xs, case.inputs)]
             try:
                 f(*args)
-            except Exception:  # noqa: BLE001
-                pass
-    return trace.varying(step)
+                errors.append(None)
+            except Exception as e:  # noqa: BLE001
+                errors.append(e)
+    return trace, errors
+
+
+def _varying_apart(case: Case, step: int) -> bool:
+    """Whether a value up to ``step`` differs in shape/dtype between examples run apart."""
+    return _apart(case)[0].varying(step)
+
+
+def _other_example_error(case: Case, exc) -> bool:
+    """vmap's exception is the one another example raises (the loop stops at the first)."""
+    return any(e is not None and isinstance(exc, type(e)) for e in _apart(case)[1])
 
 
 def _data_shape(case: Case) -> bool:
@@ -1197,6 +1225,8 @@ def _mismatch_explained(case, lt, vt, log, retry) -> str | None:
             # fixed separately: sliding_window_view and other views returned as writeable
             # copies by the per-example loop fallback
             return "loop-views"
+        if s.op == "trim_zeros" and lf[0] and not vf[0]:
+            return "trim-zeros-offsets"
         if s.op in _RESHAPE_FAMILY and lf[0] and not vf[0] and retry:
             if check(outermost(case), retry=False).ok:
                 return "interleaved-view"
@@ -1474,11 +1504,14 @@ def op_step(b: Builder) -> None:
     leaves, td = draws(name, dt)[k][0]
     offset = rint(d, (0, N_DRAWS - 1))
     srcs, reads, arrays = [], [], []
+    target_pos = None
     for j, leaf in enumerate(leaves):
         if not isinstance(leaf, np.ndarray):
             srcs.append(Src(src(leaf, lambda j=j: f"LEAF({name!r}, {dt!r}, {k}, {j})")))
             continue
         target = info.inplace == j
+        if target:
+            target_pos = len(arrays)
         if j in chained and (not target or b.vars[chained[j]].levels == b.full()
                              and b.writable_target(b.vars[chained[j]])):
             vname = chained[j]
@@ -1501,9 +1534,11 @@ def op_step(b: Builder) -> None:
     out = b.fresh_name()
     code = f"{out} = {op_src(name)}({call})"
     info_arrays = "(" + ", ".join(arrays) + ("," if len(arrays) == 1 else "") + ")" \
-        if (info.unbatched_self or info.undispatched) and arrays else "()"
+        if (info.unbatched_self or info.undispatched or target_pos is not None) and arrays \
+        else "()"
     step = Step("op", code, (out,), reads=tuple(reads), op=name,
-                operand=arrays[0] if arrays else None, arrays=info_arrays)
+                operand=arrays[0] if arrays else None, arrays=info_arrays,
+                target_pos=target_pos)
     b.tol = max(b.tol, info.rtol if info.rtol > 1e-7 else 0.0)
     b.ops_used.add(name)
     if not b.run_step(step):
