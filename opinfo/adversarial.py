@@ -875,6 +875,7 @@ class Outcome:
     accepted: str | None = None  # the ACCEPTED key, where vmap's error was accepted
     filtered: str | None = None  # the FIXED_SEPARATELY key, where a known bug was filtered
     kind: str = ""  # a short signature of the failure
+    clean: bool = False  # both ran without an exception and agreed
 
 
 def _run_loop(case: Case, f, ns, scalars: bool = True):
@@ -1099,7 +1100,7 @@ def check(case: Case, *, retry: bool = True) -> Outcome:
     if msg is None and not zero and not lenient:  # (0-d views alias where scalars cannot)
         msg = _compare_aliasing(case, lt, vt)
     if msg is None:
-        return Outcome(True, accepted=lenient)
+        return Outcome(True, accepted=lenient, clean=lenient is None)
     if lenient:
         msg = f"(compared with the loop over 0-d views: over NumPy scalars it raises) {msg}"
     if zero and (lt.varying(len(case.steps)) or _data_shape(case)):
