@@ -22,6 +22,7 @@ from typing import Any
 
 import numpy as np
 
+from .levels import memory_root
 from .plumbing import innermost
 from .tensor import BatchedTensor, ndarray_astype, ndarray_fill, new_batched, scalar_per_example
 
@@ -97,7 +98,9 @@ def detach_from_scalars(res: Any, scalars: list, op: Any = None) -> Any:
             for x in scalars:
                 b = innermost(x._value)
                 if type(a) is not np.ndarray or type(b) is not np.ndarray \
-                        or np.may_share_memory(a, b):
+                        or np.may_share_memory(a, b) \
+                        or (not a.size and memory_root(a) is memory_root(b)):
+                    # (an empty view shares no memory by NumPy's test: its owner tells)
                     copy = new_batched(res._value.copy(), res._bdim, res._level)
                     if getattr(res, "_array0d", False):
                         copy._array0d = True

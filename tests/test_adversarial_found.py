@@ -576,3 +576,17 @@ def test_numpys_argument_errors_before_the_shared_target_error(name):
     assert not isinstance(loop_error.value, bt.BatchingError)
     with pytest.raises(type(loop_error.value)):
         bt.vmap(g, (None, 0, 0))(a.copy(), i, v)
+
+
+# The same with a batch of size 0: an empty read-only input shares no memory by NumPy's test,
+# so the read-only view of it was kept, and writing into the new array raised.
+def test_array_from_a_read_only_scalar_with_an_empty_batch():
+    def f(z):
+        v = z[...]
+        np.maximum(v, 0.25, out=v)
+        return v
+
+    xs = np.zeros(0)
+    xs.flags.writeable = False
+    got = bt.vmap(f)(xs)
+    assert got.shape == (0,) and got.dtype == np.float64
