@@ -590,3 +590,25 @@ def test_array_from_a_read_only_scalar_with_an_empty_batch():
     xs.flags.writeable = False
     got = bt.vmap(f)(xs)
     assert got.shape == (0,) and got.dtype == np.float64
+
+
+# ---- more indexing ------------------------------------------------------------------------------
+# A batched boolean mask with no elements: NumPy does not check it against the axis it indexes
+# (x[np.zeros(0, bool)] of a (2, 3) x is (0, 3)); vmap raised "boolean index did not match".
+@pytest.mark.parametrize("key", ["m", "..., m, :", ":, m"])
+def test_empty_batched_mask_is_not_checked_against_its_axis(key):
+    f = eval(f"lambda x, m: x[{key}]")  # noqa: S307
+    xs = np.zeros((2, 2, 3))
+    ms = np.zeros((2, 0), bool)
+    got, want = _both(f, xs, ms)
+    assert_same(got, want)
+
+    def g(x, m):
+        x = x.copy()
+        exec(f"x[{key}] = 5.0")  # noqa: S102  (writes nothing)
+        return x
+
+    got, want = _both(g, xs, ms)
+    assert_same(got, want)
+
+

@@ -387,7 +387,8 @@ def mask_to_indices(mask, bdim, n, what: tuple = _MASK_WHAT) -> list:
         pos = np.argsort(~flat, axis=1, kind="stable")[:, :c]
         idx = [np.remainder(np.floor_divide(pos, math.prod(mshape[i + 1:])), d)
                if len(mshape) > 1 else pos for i, d in enumerate(mshape)]
-    return [_Batched((i, 0), d) for i, d in zip(idx, mshape)]
+    # (NumPy checks a mask's shape against the axes it indexes only if it has elements)
+    return [_Batched((i, 0), d if size else None) for i, d in zip(idx, mshape)]
 
 
 def lift(x, key):
@@ -527,6 +528,8 @@ def _masked_write(level, xv, xb, key, vv, vb) -> bool:
             return False  # one value per selected element: needs the same count everywhere
     x = move_bdim_to_front(xv, xb)
     m = move_bdim_to_front(mv, mb)
+    if not math.prod(m.shape[1:]):
+        return True  # a mask with no elements selects nothing (and NumPy checks no shape)
     for ax, (a, b) in enumerate(zip(x.shape[1:], m.shape[1:])):
         if a != b:
             raise IndexError(f"boolean index did not match indexed array along axis {ax}; "
