@@ -612,3 +612,32 @@ def test_empty_batched_mask_is_not_checked_against_its_axis(key):
     assert_same(got, want)
 
 
+# x[idx] = v with an index that repeats: per example the last value written stays (NumPy
+# writes in the index's order). With index or value arrays laid out backwards in memory
+# (negative strides), vmap's one batched assignment wrote in another order.
+@pytest.mark.parametrize("flip_index", [False, True])
+@pytest.mark.parametrize("flip_value", [False, True])
+@pytest.mark.parametrize("op", ["setitem", "put", "put_along_axis"])
+def test_repeated_indices_write_in_order(flip_index, flip_value, op):
+    def f(x, i, v):
+        x = x.copy()
+        if op == "setitem":
+            x[i] = v
+        elif op == "put":
+            np.put(x, i, v)
+        else:
+            np.put_along_axis(x, i, v, 0)
+        return x
+
+    def args():  # (fresh, keeping the negative strides)
+        idx = np.array([[2, 1, 2], [0, 0, 3], [1, 1, 1]], np.uint8)
+        vals = np.arange(9, dtype=np.float32).reshape(3, 3)
+        if flip_index:
+            idx = np.flip(np.flip(idx).copy())
+        if flip_value:
+            vals = np.flip(np.flip(vals, 1).copy(), 1)
+        return np.zeros((3, 4), np.float32), idx, vals
+
+    assert_same(bt.vmap(f)(*args()), loop_vmap(f)(*args()))
+
+

@@ -12,7 +12,7 @@ rules), and index construction.
 Writes by position or mask (put, place, copyto, ...) are in ``placement.py``; selection (take,
 where, choose, compress, ...) in ``selection.py``. Both import this module's shared helpers
 (public, listed in ``__all__``): ``lift``, ``mask_to_indices``,
-``drop_leading_ones``, ``flat_front``; this module imports neither of them.
+``drop_leading_ones``, ``flat_front``, ``in_c_order``; this module imports neither of them.
 
 ``x[key] = v`` writes per example into a batched target; a target that is not batched at the
 level (or at an outer level) of the values written raises a BatchingError naming both.
@@ -468,6 +468,9 @@ def setitem_rule(level, args, kwargs):
         v = np.moveaxis(v, plan.moves[1], plan.moves[0])
     if plan.raw_bdim:
         v = np.moveaxis(v, 0, plan.raw_bdim)
+    if any(type(k) is np.ndarray for k in plan.key):  # an advanced index: repeats in order
+        plan.key = tuple(in_c_order(k) for k in plan.key)
+        v = in_c_order(v)
     try:
         plan.set(v)
     except (ValueError, IndexError):
@@ -539,6 +542,16 @@ def _masked_write(level, xv, xb, key, vv, vb) -> bool:
     v = vv if scalar else pad_to_rank(v, nd)  # a Python scalar stays one (NEP 50)
     np.copyto(x, v, casting="unsafe", where=m)
     return True
+
+
+def in_c_order(x):
+    """A NumPy array laid out in C order (copied only if it is not): an index or value array of
+    a write, so that NumPy writes in the examples' logical order and, where an index repeats,
+    the value written last per example stays, as in the loop (NumPy follows the memory order
+    of a backwards-strided index or value)."""
+    if type(x) is np.ndarray and x.ndim and not x.flags.c_contiguous:
+        return np.ascontiguousarray(x)
+    return x
 
 
 # ---- flat layout (shared with placement.py and selection.py) ------------------------------------
@@ -619,4 +632,4 @@ def unravel_index_rule(indices, indices_bdim, shape, order="C"):
     return tuple((r, indices_bdim) for r in np.unravel_index(indices, shape, order=order))
 
 
-__all__ = ["lift", "mask_to_indices", "drop_leading_ones", "flat_front"]
+__all__ = ["lift", "mask_to_indices", "drop_leading_ones", "flat_front", "in_c_order"]

@@ -21,7 +21,7 @@ from ..registry import batch_rule
 from ..tensor import BatchedTensor, ndarray_fill
 from ._helpers import (align_front, logical_shape, move_bdim_to_front, ndim_of,
                        pad_to_rank, wrap_axis)
-from .indexing import drop_leading_ones, flat_front
+from .indexing import drop_leading_ones, flat_front, in_c_order
 from .views import example_strides, is_contiguous
 
 
@@ -217,7 +217,8 @@ def put_along_axis_rule(arr, arr_bdim, indices, indices_bdim, values, values_bdi
     ax = wrap_axis(axis, nd)
     i = (move_bdim_to_front(indices, indices_bdim) if indices_bdim is not None
          else np.expand_dims(indices, 0))
-    np.put_along_axis(target, i, _value_front(values, values_bdim, nd), ax + 1)
+    np.put_along_axis(target, in_c_order(i), in_c_order(_value_front(values, values_bdim, nd)),
+                      ax + 1)
     return None, None
 
 
