@@ -641,3 +641,20 @@ def test_repeated_indices_write_in_order(flip_index, flip_value, op):
     assert_same(bt.vmap(f)(*args()), loop_vmap(f)(*args()))
 
 
+# x[mask] = v with a mask batched at an outer level only and one value per example: a masked
+# copy, whatever the counts (vmap asked every outer example for the same count).
+def test_masked_write_with_an_outer_level_mask():
+    def f(x, m, v):
+        x = x.copy()
+        x[m] = v
+        return x
+
+    xs = np.arange(24.0).reshape(2, 2, 6)
+    ms = np.array([[False, False, True, True, True, False], [False, False, False, False, True,
+                                                             True]])
+    vs = np.array([[-1.0, 0.0], [5.0, 6.0]])
+    want = loop_vmap(loop_vmap(f, (0, None, 0)), (0, 0, 0))(xs, ms, vs)
+    got = bt.vmap(bt.vmap(f, (0, None, 0)), (0, 0, 0))(xs, ms, vs)
+    assert_same(got, want)
+
+

@@ -515,9 +515,13 @@ def _masked_write(level, xv, xb, key, vv, vb) -> bool:
     if len(key) != 1:
         return False
     (mask,) = key
-    if not (type(mask) is BatchedTensor and mask._level is level and mask.dtype == bool):
+    if not (type(mask) is BatchedTensor and mask.dtype == bool):
         return False
-    mv, mb = mask._value, mask._bdim
+    mv, mb = unwrap(mask, level)  # (a mask batched at an outer level only: mb is None)
+    if mb is None:
+        if type(xv) is not BatchedTensor:
+            return False  # (x plain there: the general path raises the shared-target error)
+        mv, mb = np.expand_dims(mv, 0), 0
     nd = xv.ndim - 1
     k = mv.ndim - 1
     if k > nd:
