@@ -658,3 +658,14 @@ def test_masked_write_with_an_outer_level_mask():
     assert_same(got, want)
 
 
+# A batched value into a plain bool array with no example: bool() has no example to ask, and
+# its BatchingError came wrapped in NumPy's "setting an array element with a sequence"; now
+# the BatchingError itself (no example, so no rerun either).
+def test_batched_value_into_a_plain_bool_array_with_an_empty_batch():
+    def f(v):
+        out = np.zeros((), bool)
+        out[()] = v
+        return out
+
+    with pytest.raises(bt.BatchingError, match="batch size 0"):
+        bt.vmap(f)(np.zeros(0, bool))
