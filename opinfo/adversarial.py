@@ -10,9 +10,11 @@ A *case* is a small program ``f(a0, a1, ...)`` of 2-5 steps and a way to call it
   complex128, bool, signed/unsigned ints): where NumPy refuses it, vmap must refuse it too;
 - **index steps**: ``x[key]`` with basic keys (ints, slices with negative steps, Ellipsis,
   None, from ``hypothesis.extra.numpy.basic_indices``), integer arrays and lists (constant or
-  batched inputs), boolean masks (constant, or batched with the same count in every example),
-  0-d boolean keys (``x[True]``, ``x[..., False]``), empty lists after the first axis, and
-  keys NumPy refuses (out of range, too many indices);
+  batched inputs, or earlier integer results that are valid indices), boolean masks (constant,
+  or batched with the same count in every example, or earlier boolean results), 0-d boolean
+  keys (``x[True]``, ``x[..., False]``, ``x[None, True]``), and keys NumPy refuses (out of
+  range, too many indices, two ellipses). (Empty lists are not generated: see
+  ``FIXED_SEPARATELY``.)
 - **writes**: ``x[key] = v``, ``x += v`` (and the other in-place operators), ufuncs with
   ``out=`` (and ``where=``), ``np.copyto`` (and ``where=``), into inputs, into results (views of
   inputs or not) and into arrays created inside the function (``np.zeros_like``, ``x.copy()``,
@@ -27,12 +29,14 @@ complex128, bool, signed and unsigned ints, datetime64 and timedelta64 (index an
 and the OpInfo ops that list them).
 
 The reference is the loop (``loop_vmap``: ``f`` once per example on views of the caller's
-arrays, results stacked along ``out_axes``). vmap must give the same outputs (shape, dtype,
-values to a tolerance for floats and exactly otherwise, NaN where NaN), leave the caller's
-inputs as the loop leaves them, and raise the loop's exception type where it raises; where the
-per-example results cannot be stacked (shapes or dtypes differ), vmap must raise
-``bt.BatchingError``. An error vmap raises where the loop does not is a failure, except for the
-documented cases listed in ``ACCEPTED`` (each with its reason).
+arrays, results stacked along ``out_axes`` with ``np.stack``). vmap must give the same outputs
+(shape, dtype, values to a tolerance for floats and exactly otherwise, NaN where NaN), leave the
+caller's inputs as the loop leaves them, agree step by step on whether each result is a view of
+its first array argument and whether it is writeable, and raise the loop's exception type where
+it raises; where the per-example results cannot be stacked (their shapes differ), vmap must
+raise ``bt.BatchingError``. Any other difference, an error vmap raises where the loop does not
+included, is a failure, except for the documented cases listed in ``ACCEPTED`` (each with its
+reason and the narrow condition under which it is accepted).
 
 ``python -m opinfo --adversarial N [--seed S]`` runs N cases and prints every failure as a
 Python reproducer; ``tests/test_adversarial.py`` runs 10,000 derandomised cases in CI.
@@ -71,7 +75,8 @@ N_DRAWS = 6  # draws of each OpInfo's samples; example g of an input uses draw (
 PROBE = 2  # a batch of size 0 is checked against the loop over 2 examples (shapes, dtypes)
 
 # ---- accepted and filtered cases ------------------------------------------------------------------
-#: Errors vmap may raise where the loop returns a result: the documented unsupported cases.
+#: Differences from the loop that are accepted: documented unsupported cases and limitations
+#: (mostly errors vmap raises where the loop returns), and two NumPy quirks.
 ACCEPTED = {
     "data-dependent": "bt.BatchingError where the loop's value at or before the failing step "
                       "differs per example in shape, dtype or a Python value (a boolean mask "
