@@ -669,3 +669,20 @@ def test_batched_value_into_a_plain_bool_array_with_an_empty_batch():
 
     with pytest.raises(bt.BatchingError, match="batch size 0"):
         bt.vmap(f)(np.zeros(0, bool))
+
+
+# np.place reads `vals` as it writes (NumPy makes no copy where vals overlaps arr): with vals
+# arr itself, a later selected element takes a value an earlier one already overwrote. vmap
+# read every value before writing.
+@pytest.mark.parametrize("vals", ["a", "a[::-1]", "a[1:]"])
+def test_place_with_values_overlapping_the_target(vals, silent_fallback):
+    def f(a, m):
+        a = a.copy()
+        np.place(a, m, eval(vals))  # noqa: S307
+        return a
+
+    xs = np.array([[1.5, -0.5, 2.5, 3.5, 0.5, 4.5], [1.0, 2.0, 3.0, 4.0, 5.0, 6.0]])
+    ms = np.array([[True, False, True, False, True, True], [False, True, True, True, False,
+                                                            True]])
+    got, want = _both(f, xs, ms)
+    assert_same(got, want)

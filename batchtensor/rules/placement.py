@@ -20,7 +20,7 @@ from ..errors import BatchingError
 from ..registry import batch_rule
 from ..tensor import BatchedTensor, ndarray_fill
 from ._helpers import (align_front, logical_shape, move_bdim_to_front, ndim_of,
-                       pad_to_rank, wrap_axis)
+                       pad_to_rank, require, wrap_axis)
 from .indexing import drop_leading_ones, flat_front, in_c_order
 from .views import example_strides, is_contiguous
 
@@ -240,6 +240,10 @@ def place_rule(arr, arr_bdim, mask, mask_bdim, vals, vals_bdim):
     if _is_scalar(vals) and vals_bdim is None:
         np.copyto(target, vals, where=where)
         return None, None
+    v, t = innermost(vals), innermost(target)
+    require(type(v) is not np.ndarray or type(t) is not np.ndarray
+            or not np.may_share_memory(v, t),
+            "np.place with vals in arr's memory: NumPy reads vals as it writes")
     vflat = flat_front(vals, vals_bdim)
     nv = vflat.shape[1]
     if not nv:
