@@ -686,3 +686,24 @@ def test_place_with_values_overlapping_the_target(vals, silent_fallback):
                                                             True]])
     got, want = _both(f, xs, ms)
     assert_same(got, want)
+
+
+# ufunc.at into a read-only example: where every index picks one element NumPy checks the
+# indices first (IndexError; and then writes anyway, a NumPy bug), where each picks a subarray
+# it refuses the read-only target first (ValueError). vmap always checked the indices first.
+@pytest.mark.parametrize("shape, exc", [((5,), IndexError), ((5, 1), IndexError),
+                                        ((5, 3), ValueError)])
+@pytest.mark.parametrize("op", ["negative", "add"])
+def test_ufunc_at_into_a_read_only_example(shape, exc, op):
+    def f(a):
+        if op == "negative":
+            np.negative.at(a, [0, 5])
+        else:
+            np.add.at(a, [0, 5], 1)
+        return a
+
+    xs = _read_only(np.zeros((2,) + shape, np.int32))
+    with pytest.raises(exc):
+        loop_vmap(f)(xs)
+    with pytest.raises(exc):
+        bt.vmap(f)(xs)

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import math
 from typing import Any
 
 import numpy as np
@@ -156,10 +157,12 @@ def _at(ufunc, inputs, kwargs):
             f"{name}: an Ellipsis between advanced indices")
     args = [x, (slice(None),) + idx]
     phys = innermost(x)
-    if type(phys) is np.ndarray and not phys.flags.writeable:
-        # NumPy checks the indices first (a zero-copy broadcast view indexed raises its
-        # IndexError), then refuses the read-only target (vmap does; NumPy's own ufunc.at
-        # writes into a read-only view, a NumPy bug)
+    if type(phys) is np.ndarray and not phys.flags.writeable and all(
+            k in ("array", "int") for k in kinds) and math.prod(x.shape[1 + len(idx):]) == 1:
+        # Where every index picks one element, NumPy's fast path checks the indices first (a
+        # zero-copy broadcast view indexed raises the same IndexError) and then writes even
+        # into a read-only array (a NumPy bug; vmap refuses it). Otherwise NumPy refuses the
+        # read-only target first, and so does the call below.
         np.broadcast_to(np.zeros((), dtype=np.int8), tuple(x.shape[1:]))[idx]
     if len(inputs) == 3:
         bv, bb = unwrap(inputs[2], level)
