@@ -707,3 +707,19 @@ def test_ufunc_at_into_a_read_only_example(shape, exc, op):
         loop_vmap(f)(xs)
     with pytest.raises(exc):
         bt.vmap(f)(xs)
+
+
+# np.einsum(..., out=o) computes in o's dtype (float16 operands into a complex128 out: at
+# complex128 precision). With only `out` batched, vmap computed the one result at the
+# operands' dtype and copied it, at float16 precision.
+def test_einsum_into_a_batched_out_of_another_dtype():
+    a = np.array([[2.72, -0.16, -0.62], [-1.29, -0.93, 2.79], [-0.2, 1.79, 2.5]], np.float16)
+    b = np.array([-0.095, 2.05, 0.852], np.float16)
+
+    def f(o):
+        o = o.copy()
+        np.einsum("ii,i->i", a, b, out=o)
+        return o
+
+    got, want = _both(f, np.zeros((2, 3), complex))
+    np.testing.assert_array_equal(got, want)
