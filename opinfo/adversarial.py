@@ -52,6 +52,7 @@ import textwrap
 import time
 import warnings
 from dataclasses import dataclass, field, replace
+from typing import Any
 
 import numpy as np
 from hypothesis import HealthCheck, Phase, given, settings
@@ -466,7 +467,7 @@ def sample_leaf(name: str, dtype: str, k: int, j: int):
 class Input:
     name: str
     shape: tuple  # per example
-    dtype: str
+    dtype: Any  # a dtype, or its name
     axes: list  # one per level, outermost first: None (not mapped) or an int
     source: tuple  # ("fresh", seed, spec) or ("sample", op, dtype, k, j, offset)
     layout: tuple = ("C", None)
@@ -1865,7 +1866,7 @@ def _value(b: Builder, shape, dtype: np.dtype, need_batched: bool = False):
     d = b.rng
     if need_batched:  # a write that must raise: a value batched at every level
         vshape = tuple(shape) if shape is not None else ()
-        name = b.fresh_input(vshape, str(dtype), full=True)
+        name = b.fresh_input(vshape, dtype, full=True)
         return name, (name,)
     if shape is None:
         return src(_const(d, dtype)), ()
@@ -1880,7 +1881,7 @@ def _value(b: Builder, shape, dtype: np.dtype, need_batched: bool = False):
             v = pick(d, (cands))
             return v.name, (v.name,)
     vshape = pick(d, (_suffix_shapes(tuple(shape))))
-    name = b.fresh_input(vshape, str(dtype))
+    name = b.fresh_input(vshape, dtype)
     return name, (name,)
 
 
