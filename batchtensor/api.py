@@ -13,7 +13,7 @@ import numpy as np
 
 from . import buffers, conversions
 from .config import FALLBACK_MODES, config
-from .diagnostics import raised_by_batchtensor, user_line, user_stacklevel
+from .diagnostics import raised_by_batchtensor, user_line, user_stacklevel, user_store
 from .errors import (BatchingError, DataDependentError, PerformanceWarning, SharedWriteError,
                      rerun_reason)
 from .foreign import stand_in
@@ -145,7 +145,8 @@ class VmapFunction:
         except ValueError as e:
             # NumPy wraps float() of a BatchedTensor (out[i] = x into a float array) in
             # "setting an array element with a sequence"; our own message is the cause.
-            if getattr(e.__cause__, "batchtensor_conversion", False):
+            if getattr(e.__cause__, "batchtensor_conversion", False) \
+                    or isinstance(e.__cause__, BatchingError):  # (bool(): into a bool array)
                 raise e.__cause__.with_traceback(e.__traceback__) from None
             raise
 
@@ -213,19 +214,22 @@ class VmapFunction:
         try:
             return self._vectorised(guarded, axes, treedef, kwargs, size, offset, first)
         except BaseException as e:
-            found = rerun_reason(e)
+            found = rerun_reason(e) or _datetime_store(e, first)
             ours = found is not None and found[0] is not None and first \
                 and found[0].id >= first[0].id
             if ours and type(e) is SharedWriteError \
                     and _into_shared_state(e, self.func, leaves, axes):
                 raise  # the caller's shared state: a clear error, not the loop's overwrites
-            if not ours and first and _foreign_refusal(e, first[0]):
+            guard_hit = not ours and _writes_into_guard(e, guarded, leaves)
+            speculative = not (ours or guard_hit) and first and _foreign_refusal(e, first[0])
+            if speculative:
                 found, ours = (first[0], f"code outside NumPy's dispatch raised "
                                          f"{type(e).__name__} on a batched value or a buffer"), True
-            guard_hit = not ours and _writes_into_guard(e, guarded, leaves)
             if not (ours or guard_hit) or (ours and size == 0):
                 raise
             if ours and first[0].wrote_input:
+                if speculative:  # maybe the loop's own error: the rerun that would tell is barred
+                    raise
                 raise _refused_rerun(self.func, found[1], e) from e
             if first:
                 resume_session(first[0])
@@ -301,7 +305,7 @@ class VmapFunction:
         slots = [j for j, ax in enumerate(axes) if ax is not None]
         func, outs, rewind, nd = self.func, [], scope.rewind, np.ndarray
         try:
-            if len(example) == 1 and treedef is None and not kwargs:  # f(x): the common call
+            if len(example) == len(mapped) == 1 and treedef is None and not kwargs:  # f(x)
                 for i, x in enumerate(mapped[0], offset):
                     rewind()
                     level.offset = i
@@ -586,6 +590,21 @@ def _mapped_input(leaf: Any, func, args: tuple, treedef, i: int) -> Any:
     if any(hasattr(leaf, a) for a in ("__array__", "__array_interface__", "__array_struct__")):
         return np.asarray(leaf)
     return leaf
+
+
+def _datetime_store(e: BaseException, first: list) -> tuple | None:
+    """``out[key] = x`` with ``out`` a plain datetime64 / timedelta64 array and ``x`` batched:
+    NumPy converts ``x`` without any protocol a BatchedTensor could answer ("Could not convert
+    object to NumPy datetime"), so the conversion error that reruns the function per example
+    (``errors.rerun_reason``) never comes; the user's store line tells it instead. (A value of
+    an outer level fails the same way in the rerun, and that level reruns then.)"""
+    if not (first and isinstance(e, ValueError)
+            and str(e).startswith("Could not convert object to NumPy")):
+        return None
+    line = user_store(e)
+    if line is None:
+        return None
+    return first[0], f"a batched value is converted (to a datetime64 / timedelta64) at {line}"
 
 
 def _func_name(func) -> str:

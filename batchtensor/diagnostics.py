@@ -17,7 +17,7 @@ from typing import Any
 import numpy as np
 
 __all__ = ["user_site", "conversion_message", "user_stacklevel", "user_line",
-           "raised_by_batchtensor"]
+           "raised_by_batchtensor", "user_store"]
 
 _PKG = os.path.dirname(os.path.abspath(__file__))
 _NUMPY = os.path.dirname(os.path.abspath(np.__file__))
@@ -108,6 +108,22 @@ def user_line(exc: BaseException) -> str:
             found = f"`{line}` ({loc})" if line else loc
         tb = tb.tb_next
     return found
+
+
+def user_store(exc: BaseException) -> str | None:
+    """```code` (file:line)`` if ``exc`` was raised by the user's own ``out[key] = value``
+    (the last frame of its traceback, outside batchtensor and NumPy, storing a subscript),
+    else None."""
+    tb = exc.__traceback__
+    while tb is not None and tb.tb_next is not None:
+        tb = tb.tb_next
+    if tb is None or _STORE is None:
+        return None
+    f = tb.tb_frame
+    fn = f.f_code.co_filename
+    if _inside(fn, _PKG) or _inside(fn, _NUMPY) or f.f_code.co_code[tb.tb_lasti] != _STORE:
+        return None
+    return _where(f)
 
 
 def _where(f) -> str:

@@ -107,10 +107,13 @@ def _run_entry(op, entry, args: tuple, kwargs: dict, level) -> Any:
     except (DataDependentError, SharedWriteError) as e:
         if e.level is None:
             e.level = level  # the level whose examples differ: its vmap reruns per example
-        if type(e) is SharedWriteError and e.targets is None:  # vmap tells arguments apart
-            out = kwargs.get("out")
-            e.targets = (out if type(out) is tuple else (out,)) if out is not None else \
-                args[:1] if op in WRITES_FIRST_ARGUMENT else ()
+        if type(e) is SharedWriteError:
+            if op in WRITES_FIRST_ARGUMENT and e.level.size == 0:
+                return None  # no example writes: the loop over none leaves the array as it is
+            if e.targets is None:  # vmap tells the arguments apart from arrays made in f
+                out = kwargs.get("out")
+                e.targets = (out if type(out) is tuple else (out,)) if out is not None else \
+                    args[:1] if op in WRITES_FIRST_ARGUMENT else ()
         raise
 
 

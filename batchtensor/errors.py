@@ -123,8 +123,11 @@ def rerun_reason(exc: BaseException) -> tuple | None:
     past ``exc`` (a conversion of a batched value to a Python scalar or a plain array, a branch
     the examples take differently, a data-dependent shape), else None. ``level`` is the vmap
     level whose batched value caused it."""
-    if isinstance(exc, ValueError) and getattr(exc.__cause__, "batchtensor_conversion", False):
-        exc = exc.__cause__  # NumPy wraps float(x) of out[i] = x in "setting an array element"
+    if isinstance(exc, ValueError) and (getattr(exc.__cause__, "batchtensor_conversion", False)
+                                        or isinstance(exc.__cause__, BatchingError)):
+        # NumPy wraps float(x) of out[i] = x in "setting an array element", and bool(x) of
+        # out[i] = x into a bool array (a ControlFlowError where the examples disagree) too
+        exc = exc.__cause__
     if getattr(exc, "batchtensor_conversion", False):
         return exc.batchtensor_level, f"a batched value is converted ({exc.batchtensor_what})"
     swallowed = swallowed_refusal(exc)

@@ -22,6 +22,7 @@ from typing import Any
 
 import numpy as np
 
+from .levels import memory_root
 from .plumbing import innermost
 from .tensor import BatchedTensor, ndarray_astype, ndarray_fill, new_batched, scalar_per_example
 
@@ -46,7 +47,7 @@ ARRAY_0D = {op: Array0d.ALWAYS for op in (
     np.full_like, np.where, np.select, np.piecewise, np.i0, np.tensordot, np.cov,
     np.broadcast_to, np.roll, np.cross, np.fft.fftn, np.fft.ifftn, np.full, np.isin, np.pad,
     np.real_if_close, np.resize, np.tile, np.unique, np.unique_inverse, np.unique_all,
-    np.lib.stride_tricks.sliding_window_view)}
+    np.lib.stride_tricks.sliding_window_view, np.broadcast_arrays)}
 ARRAY_0D.update({op: Array0d.ARRAY_IN for op in (
     np.reshape, np.squeeze, np.transpose, np.swapaxes, np.moveaxis, np.rollaxis, np.real,
     np.imag, ndarray_astype)})
@@ -97,9 +98,11 @@ def detach_from_scalars(res: Any, scalars: list, op: Any = None) -> Any:
             for x in scalars:
                 b = innermost(x._value)
                 if type(a) is not np.ndarray or type(b) is not np.ndarray \
-                        or np.may_share_memory(a, b):
+                        or np.may_share_memory(a, b) \
+                        or (not a.size and memory_root(a) is memory_root(b)):
                     # a view of the copy: NumPy's result views a temporary array made
-                    # from the scalar (or owns one), which ``x.base`` cannot tell apart
+                    # from the scalar (or owns one), which ``x.base`` cannot tell apart;
+                    # an empty view shares no memory by NumPy's test: its owner tells
                     copy = new_batched(res._value.copy()[...], res._bdim, res._level)
                     if getattr(res, "_array0d", False):
                         copy._array0d = True

@@ -7,6 +7,9 @@
   ``--no-sweep`` builds it from the declared paths without running anything.
 - ``python -m opinfo NAME [NAME ...]`` — sweep the named OpInfo entries (prefix match) and print
   a table of just those.
+- ``python -m opinfo --adversarial N [--seed S]`` — run N random programs (``opinfo/adversarial.py``:
+  ops from the database chained together, index expressions, in-place writes, under random
+  vmap variants) against the per-example loop, and print every failure as a reproducer.
 """
 
 from __future__ import annotations
@@ -238,7 +241,18 @@ def main(argv=None) -> int:
                         help="do not run the sweep: declared paths and sample counts only")
     parser.add_argument("-j", "--jobs", type=int, default=os.cpu_count() or 1,
                         help="worker processes for the sweep (default: all cores)")
+    parser.add_argument("--adversarial", type=int, metavar="N",
+                        help="run N random programs against the per-example loop instead of the "
+                             "sweep, and print each failure with a reproducer")
+    parser.add_argument("--seed", type=int, default=0,
+                        help="seed of the --adversarial run (default 0)")
     args = parser.parse_args(argv)
+    if args.adversarial is not None:
+        from . import adversarial  # noqa: PLC0415  (hypothesis is needed only here)
+
+        report = adversarial.run(args.adversarial, seed=args.seed)
+        print(adversarial.main_summary(report))
+        return 1 if report.failures else 0
     infos = select(args.names)
     t0 = time.time()
     results = run_all([i.name for i in infos], args.jobs, not args.no_sweep)

@@ -295,7 +295,9 @@ SHARED_WRITES = {
     "fill": (lambda a, v: a.fill(v[0]), bt.BatchingError),
     "put_along_axis": (lambda a, v: np.put_along_axis(a, np.zeros((3, 1), int), v[:3, None], 1),
                        bt.BatchingError),
-    "putmask": (lambda a, v: np.putmask(a, v > 0, 1.0), bt.BatchingError),
+    # (a mask of a's size: NumPy's own size error would come first, as in the loop)
+    "putmask": (lambda a, v: np.putmask(a, np.broadcast_to(v > 0, a.shape), 1.0),
+                bt.BatchingError),
     "ufunc_at": (lambda a, v: np.add.at(a, [0, 1], v[0]), bt.BatchingError),
     "reduction_out": (lambda a, v: np.sum(v[None] * a, axis=0, out=a[0]), bt.BatchingError),
     "loop_fallback_out": (lambda a, v: np.take(v, [0, 1, 2, 3], out=a[0, :4]), bt.BatchingError),

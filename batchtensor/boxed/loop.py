@@ -118,7 +118,7 @@ def loop_call(op, args: tuple, kwargs: dict, level) -> Any:
             res = op(*a, **k)
             results.append(_mark_inputs(res, sources, frozen))
     except ValueError as e:
-        if frozen and "read-only" in str(e):
+        if frozen and "read-only" in str(e) and not _own_read_only((a, k), frozen):
             raise SharedWriteError(
                 f"{name} writes into an argument that is not batched at this vmap level: every "
                 f"example would write into the same array (the last one would win). Make the "
@@ -130,6 +130,14 @@ def loop_call(op, args: tuple, kwargs: dict, level) -> Any:
         for arr in frozen:
             arr.flags.writeable = True
     return stack_results(results, level, name)
+
+
+def _own_read_only(example: Any, frozen: list) -> bool:
+    """Whether an array of the example is read-only of its own (not frozen by the loop): then
+    NumPy's read-only error may be the user's, which the loop meets too, and stays as it is."""
+    leaves, _ = flatten(example)
+    return any(type(x) is np.ndarray and not x.flags.writeable
+               and not any(np.shares_memory(x, f) for f in frozen) for x in leaves)
 
 
 def _freeze_unbatched(obj: Any, level, found: list | None = None) -> list:

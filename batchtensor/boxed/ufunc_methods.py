@@ -2,12 +2,13 @@
 
 from __future__ import annotations
 
+import math
 from typing import Any
 
 import numpy as np
 
 from ..errors import unbatched_out_error
-from ..plumbing import scan_level, unwrap, wrap
+from ..plumbing import innermost, scan_level, unwrap, wrap
 from ..registry import RECORDERS, Path, op_name, record, slots
 from ..rules._helpers import (NoValue, dry_run, ensure_bdim, logical_rank, move_bdim_to_front,
                               pad_to_rank, physical_axis, require, wrap_axis)
@@ -163,6 +164,14 @@ def _at(ufunc, inputs, kwargs):
     require(not (split and "ellipsis" in kinds[adv[0]:adv[-1]]),
             f"{name}: an Ellipsis between advanced indices")
     args = [x, (slice(None),) + idx]
+    phys = innermost(x)
+    if type(phys) is np.ndarray and not phys.flags.writeable and all(
+            k in ("array", "int") for k in kinds) and math.prod(x.shape[1 + len(idx):]) == 1:
+        # Where every index picks one element, NumPy's fast path checks the indices first (a
+        # zero-copy broadcast view indexed raises the same IndexError) and then writes even
+        # into a read-only array (a NumPy bug; vmap refuses it). Otherwise NumPy refuses the
+        # read-only target first, and so does the call below.
+        np.broadcast_to(np.zeros((), dtype=np.int8), tuple(x.shape[1:]))[idx]
     if len(inputs) == 3:
         bv, bb = unwrap(inputs[2], level)
         if bb is not None or (split and hasattr(bv, "ndim")):

@@ -8,19 +8,22 @@ recording backend can keep it symbolic.
 
 from __future__ import annotations
 
+import math
 from typing import Any, Sequence
 
 import numpy as np
 from numpy.lib.array_utils import normalize_axis_index, normalize_axis_tuple
 
 from ..errors import BatchingError, DataDependentError, LoopFallback
+from ..plumbing import innermost
 
 NoValue = np._NoValue
 
 __all__ = ["NoValue", "given", "truthy", "move_bdim_to_front", "logical_rank", "wrap_axis",
            "wrap_axes", "physical_axis", "ensure_bdim", "pad_to_rank", "batch_size_of",
            "align_front", "align_pointwise", "logical_shape", "ndim_of", "dry_run",
-           "LoopFallback", "require", "batch_outermost", "shared_value", "clip_mode"]
+           "LoopFallback", "require", "batch_outermost", "shared_value", "clip_mode",
+           "any_example", "all_examples", "flat_rows"]
 
 
 def given(v: Any) -> bool:
@@ -180,6 +183,25 @@ def dry_run(fn, shape: tuple, example_dtype, /, *args, **kwargs) -> Any:
     arguments (and raise its own error) in edge cases a rule does not translate."""
     example = np.zeros(shape, dtype=example_dtype)
     return fn(example, *args, **kwargs)
+
+
+def flat_rows(x: Any) -> Any:
+    """A batch-first ``x`` as ``(B, size of one example)``: ``np.reshape(x, (B, -1))``, which
+    NumPy refuses when B is 0 (the -1 is ambiguous there)."""
+    n = x.shape[0]
+    return np.reshape(x, (n, -1) if type(n) is not int or n else (0, math.prod(x.shape[1:])))
+
+
+def any_example(x: Any) -> bool:
+    """Whether any element of ``x`` is true in any example at any vmap level: NumPy's value
+    checks (raise if one example holds a bad value). ``bool(np.any(x))`` of a value batched at
+    an outer level would ask the outer examples to agree instead (a ControlFlowError)."""
+    return bool(np.any(innermost(x)))
+
+
+def all_examples(x: Any) -> bool:
+    """Whether every element of ``x`` is true in every example at every vmap level."""
+    return bool(np.all(innermost(x)))
 
 
 def require(cond: bool, reason: str) -> None:

@@ -24,8 +24,8 @@ import numpy as np
 from ..plumbing import innermost, scan_level, unwrap, wrap
 from ..registry import batch_rule, decomposition
 from ..tensor import BatchedTensor
-from ._helpers import (align_front, logical_rank, logical_shape, move_bdim_to_front,
-                       pad_to_rank, require, wrap_axis)
+from ._helpers import (align_front, any_example, flat_rows, logical_rank, logical_shape,
+                       move_bdim_to_front, pad_to_rank, require, wrap_axis)
 from .views import broadcast_examples, example_strides, is_contiguous
 
 
@@ -442,7 +442,7 @@ def geomspace_rule(start, start_bdim, stop, stop_bdim, num=50, endpoint=True, dt
     start, stop = (_as_array(v, like) if _python_scalar(v) else v for v in (start, stop))
     rank = max(logical_rank(start, start_bdim), logical_rank(stop, stop_bdim))
     start, stop = align_front([start, stop], [start_bdim, stop_bdim], rank)
-    if np.any(start == 0) or np.any(stop == 0):
+    if any_example(start == 0) or any_example(stop == 0):
         raise ValueError("Geometric sequence cannot include zero")
     dt = np.result_type(start, stop, float(num), np.dtype(dtype))
     dtype = dt if dtype is None else np.dtype(dtype)
@@ -479,7 +479,7 @@ def meshgrid_rule(*xi, xi_bdims, copy=True, sparse=False, indexing="xy"):
             v = v if hasattr(v, "__array_function__") else np.asarray(v, like=ref)
             flat.append((np.reshape(v, (-1,)), None))
         else:
-            flat.append((np.reshape(move_bdim_to_front(v, b), (n, -1)), 0))
+            flat.append((flat_rows(move_bdim_to_front(v, b)), 0))
     sizes = [v.shape[-1] for v, _ in flat]
     axes = list(range(ndim))
     if indexing == "xy" and ndim > 1:

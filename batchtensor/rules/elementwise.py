@@ -12,13 +12,16 @@
 
 from __future__ import annotations
 
+import math
+
 import numpy as np
 
 from ..boxed.pointwise import pointwise
 from ..errors import DataDependentError
 from ..registry import batch_rule, decomposition
-from ._helpers import (dry_run, ensure_bdim, logical_rank, logical_shape, move_bdim_to_front,
-                       pad_to_rank, physical_axis, require, wrap_axis)
+from ._helpers import (all_examples, any_example, dry_run, ensure_bdim, logical_rank,
+                       logical_shape, move_bdim_to_front, pad_to_rank, physical_axis, require,
+                       wrap_axis)
 
 #: op -> the parameters that are arrays broadcasting against each other
 POINTWISE_FUNCTIONS = {
@@ -52,10 +55,10 @@ def real_if_close_rule(a, a_bdim, tol=100):
         tol = np.finfo(a.dtype).eps * tol
     a0 = move_bdim_to_front(a, a_bdim)
     close = np.abs(np.imag(a0)) < tol
-    per_example = np.all(np.reshape(close, (close.shape[0], -1)), axis=1)
-    if np.all(per_example):
+    per_example = np.all(np.reshape(close, (close.shape[0], math.prod(close.shape[1:]))), axis=1)
+    if all_examples(per_example):
         return np.real(a), a_bdim
-    if not np.any(per_example):
+    if not any_example(per_example):
         return a, a_bdim
     raise DataDependentError(
         "numpy.real_if_close: the result's dtype depends on the data, and the examples "
@@ -91,11 +94,11 @@ def round_rule(number, number_bdim, ndigits=None):
         return np.round(x, ndigits), number_bdim
     if dt.kind == "f":
         x = np.rint(x)  # round half to even, like Python's round
-        if np.any(np.isnan(x)):
+        if any_example(np.isnan(x)):
             raise ValueError("cannot convert float NaN to integer")
-        if np.any(np.isinf(x)):
+        if any_example(np.isinf(x)):
             raise OverflowError("cannot convert float infinity to integer")
-    if np.any(x >= 2.0**63) or (dt.kind == "f" and np.any(x < -2.0**63)):
+    if any_example(x >= 2.0**63) or (dt.kind == "f" and any_example(x < -2.0**63)):
         raise DataDependentError(
             "round(): a value does not fit in int64, so the Python ints of the examples cannot "
             "be stacked into one integer array; use np.round(x) to keep the float dtype."

@@ -20,8 +20,8 @@ from ..errors import DataDependentError
 from ..plumbing import unwrap, wrap
 from ..registry import batch_rule, decomposition
 from ..tensor import BatchedTensor
-from ._helpers import (batch_size_of, dry_run, ensure_bdim, logical_rank, logical_shape,
-                       move_bdim_to_front, ndim_of, require)
+from ._helpers import (all_examples, any_example, batch_size_of, dry_run, ensure_bdim,
+                       logical_rank, logical_shape, move_bdim_to_front, ndim_of, require)
 from .sorting import batched_searchsorted
 
 
@@ -45,7 +45,7 @@ def bincount_rule(x, x_bdim, /, weights=None, weights_bdim=None, minlength=0):
     xv = ensure_bdim(x, x_bdim, n).astype(np.intp)
     size = xv.shape[1]
     if size and n:
-        if bool(np.any(xv < 0)):
+        if any_example(xv < 0):
             raise ValueError("'list' argument must have no negative elements")
         lengths = np.maximum(np.max(xv, axis=1) + 1, minlength)
         length = _concrete(np.max(lengths))
@@ -79,7 +79,7 @@ def _linspace(first, last, num: int, dtype=None):
     div = num - 1
     if div > 0:
         step = delta / div
-        y = y / div * delta if bool(np.any(step == 0)) else y * step
+        y = y / div * delta if any_example(step == 0) else y * step
     else:
         y = y * delta
     y = y + first[:, None]
@@ -113,18 +113,18 @@ def _outer_edges(x, rng_, n: int):
         return 0, 1
     first, last = np.min(x, axis=1), np.max(x, axis=1)
     finite = np.isfinite(first) & np.isfinite(last)
-    if not bool(np.all(finite)):
+    if not all_examples(finite):
         i = _concrete(np.argmin(finite))
         raise ValueError(f"autodetected range of [{first[i]}, {last[i]}] is not finite")
     same = first == last
-    if bool(np.any(same)):
+    if any_example(same):
         first = np.where(same, first - 0.5, first)
         last = np.where(same, last + 0.5, last)
     return first, last
 
 
 def _check_increasing(edges, msg: str):
-    if bool(np.any(edges[..., :-1] > edges[..., 1:])):
+    if any_example(edges[..., :-1] > edges[..., 1:]):
         raise ValueError(msg)
 
 

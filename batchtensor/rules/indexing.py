@@ -12,7 +12,7 @@ rules), and index construction.
 Writes by position or mask (put, place, copyto, ...) are in ``placement.py``; selection (take,
 where, choose, compress, ...) in ``selection.py``. Both import this module's shared helpers
 (public, listed in ``__all__``): ``lift``, ``mask_to_indices``,
-``drop_leading_ones``, ``flat_front``; this module imports neither of them.
+``drop_leading_ones``, ``flat_front``, ``in_c_order``; this module imports neither of them.
 
 ``x[key] = v`` writes per example into a batched target; a target that is not batched at the
 level (or at an outer level) of the values written raises a SharedWriteError naming both,
@@ -42,7 +42,7 @@ import re
 import numpy as np
 
 from ..plumbing import innermost, scan_level, unwrap, wrap
-from ..errors import DataDependentError, SharedWriteError
+from ..errors import BatchingError, DataDependentError, SharedWriteError
 from ..registry import batch_rule
 from ..tensor import BatchedTensor, new_batched
 from .ragged import is_ragged, select, write_selection
@@ -270,7 +270,15 @@ def _plan(level, xv, xb, key_in) -> _Plan:
     x, ekey = _open_mask0d_axes(x, ekey)
     _check_mask_dims(ekey, x.shape[1:])
     adv, adjacent, n_pre = _adv_layout(ekey)
-    r = _broadcast_rank([_logical_index_shape(ekey[i]) for i in adv])
+    try:
+        r = _broadcast_rank([_logical_index_shape(ekey[i]) for i in adv])
+    except IndexError:
+        if n == 0 and any(type(k) is _Batched and k.mask_size is not None for k in ekey):
+            raise BatchingError(
+                "indexing with a batched boolean mask next to other index arrays, with batch "
+                "size 0: the number of elements the mask selects, which the other index arrays "
+                "must broadcast with, is known only from an example") from None
+        raise
     pkey = [np.reshape(np.arange(n, like=innermost(x)), (n,) + (1,) * r)]
     for k in ekey:
         if isinstance(k, _Batched):
@@ -312,7 +320,7 @@ def _open_mask0d_axes(x, ekey):
         if type(k) is _Mask0d:
             n = x.shape[0]
             x = np.expand_dims(x, 1 + pos)
-            k = _Batched((np.zeros((n, k.count), dtype=np.intp, like=innermost(x)), 0))
+            k = _Batched((np.zeros((n, k.count), dtype=np.intp, like=innermost(x)), 0), 1)
         out.append(k)
         pos += _consumes(k)
     return x, out
@@ -384,7 +392,8 @@ def mask_to_indices(mask, bdim, n, what: tuple = _MASK_WHAT) -> list:
         pos = np.argsort(~flat, axis=1, kind="stable")[:, :c]
         idx = [np.remainder(np.floor_divide(pos, math.prod(mshape[i + 1:])), d)
                if len(mshape) > 1 else pos for i, d in enumerate(mshape)]
-    return [_Batched((i, 0), d) for i, d in zip(idx, mshape)]
+    # (NumPy checks a mask's shape against the axes it indexes only if it has elements)
+    return [_Batched((i, 0), d if size else None) for i, d in zip(idx, mshape)]
 
 
 def lift(x, key):
@@ -458,6 +467,9 @@ def setitem_rule(level, args, kwargs):
                         f"1-dimensional input, input has {logical_rank(vv, vb)} dimensions")
     if _masked_write(level, xv, xb, key_t, vv, vb):
         return None
+    if len(key_t) == 1 and type(key_t[0]) is BatchedTensor and key_t[0]._level is level \
+            and key_t[0].dtype == bool:
+        _check_mask_counts(key_t[0], xv.ndim - 1, vv, vb)
     plan = _plan(level, xv, xb, key)
     outer = scan_level((plan.key, vv))
     if type(plan.x) is not BatchedTensor and outer is not None:
@@ -477,7 +489,16 @@ def setitem_rule(level, args, kwargs):
         v = np.moveaxis(v, plan.moves[1], plan.moves[0])
     if plan.raw_bdim:
         v = np.moveaxis(v, 0, plan.raw_bdim)
-    plan.set(v)
+    if any(type(k) is np.ndarray for k in plan.key):  # an advanced index: repeats in order
+        plan.key = tuple(in_c_order(k) for k in plan.key)
+        v = in_c_order(v)
+    try:
+        plan.set(v)
+    except (ValueError, IndexError):
+        if xv.shape[xb] == 0 and any(type(k) is BatchedTensor and k._level is level
+                                     and k.dtype == bool for k in key_t):
+            return None  # no example: nothing to write (the count v must match is unknown)
+        raise
     return None
 
 
@@ -490,6 +511,25 @@ def _level_mask(level, key):
     if type(key) is BatchedTensor and key._level is level and key.dtype == bool:
         return key
     return None
+
+
+def _check_mask_counts(mask: BatchedTensor, nd: int, vv, vb) -> None:
+    """``x[mask] = v`` with one value per selected element: where the counts differ between
+    examples, some example's count is not v's length, and NumPy raises its ValueError there
+    (not a batching problem: the loop raises too)."""
+    m = flat_front(mask._value, mask._bdim)
+    counts = innermost(np.sum(m, axis=1))
+    if not counts.size or int(np.min(counts)) == int(np.max(counts)):
+        return
+    rank = nd - (mask.ndim) + 1  # the selected region: (count, *the unmasked dims)
+    v = move_bdim_to_front(vv, vb) if vb is not None else np.expand_dims(vv, 0)
+    v = drop_leading_ones(v, rank)
+    k = v.shape[1] if v.ndim - 1 == rank else 1
+    if k == 1:
+        return
+    bad = next(int(c) for c in np.ravel(counts) if int(c) != k)
+    raise ValueError(f"NumPy boolean array indexing assignment cannot assign {k} input values "
+                     f"to the {bad} output values where the mask is true")
 
 
 def drop_leading_ones(v, rank: int):
@@ -507,9 +547,13 @@ def _masked_write(level, xv, xb, key, vv, vb) -> bool:
     if len(key) != 1:
         return False
     (mask,) = key
-    if not (type(mask) is BatchedTensor and mask._level is level and mask.dtype == bool):
+    if not (type(mask) is BatchedTensor and mask.dtype == bool):
         return False
-    mv, mb = mask._value, mask._bdim
+    mv, mb = unwrap(mask, level)  # (a mask batched at an outer level only: mb is None)
+    if mb is None:
+        if type(xv) is not BatchedTensor:
+            return False  # (x plain there: the general path raises the shared-target error)
+        mv, mb = np.expand_dims(mv, 0), 0
     nd = xv.ndim - 1
     k = mv.ndim - 1
     if k > nd:
@@ -523,6 +567,8 @@ def _masked_write(level, xv, xb, key, vv, vb) -> bool:
             return False  # one value per selected element: needs the same count everywhere
     x = move_bdim_to_front(xv, xb)
     m = move_bdim_to_front(mv, mb)
+    if not math.prod(m.shape[1:]):
+        return True  # a mask with no elements selects nothing (and NumPy checks no shape)
     for ax, (a, b) in enumerate(zip(x.shape[1:], m.shape[1:])):
         if a != b:
             raise IndexError(f"boolean index did not match indexed array along axis {ax}; "
@@ -532,6 +578,16 @@ def _masked_write(level, xv, xb, key, vv, vb) -> bool:
     v = vv if scalar else pad_to_rank(v, nd)  # a Python scalar stays one (NEP 50)
     np.copyto(x, v, casting="unsafe", where=m)
     return True
+
+
+def in_c_order(x):
+    """A NumPy array laid out in C order (copied only if it is not): an index or value array of
+    a write, so that NumPy writes in the examples' logical order and, where an index repeats,
+    the value written last per example stays, as in the loop (NumPy follows the memory order
+    of a backwards-strided index or value)."""
+    if type(x) is np.ndarray and x.ndim and not x.flags.c_contiguous:
+        return np.ascontiguousarray(x)
+    return x
 
 
 # ---- flat layout (shared with placement.py and selection.py) ------------------------------------
@@ -612,4 +668,4 @@ def unravel_index_rule(indices, indices_bdim, shape, order="C"):
     return tuple((r, indices_bdim) for r in np.unravel_index(indices, shape, order=order))
 
 
-__all__ = ["lift", "mask_to_indices", "drop_leading_ones", "flat_front"]
+__all__ = ["lift", "mask_to_indices", "drop_leading_ones", "flat_front", "in_c_order"]

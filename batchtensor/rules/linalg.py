@@ -21,8 +21,9 @@ from ..boxed.variadic import align_core, variadic_bdims
 from ..plumbing import unwrap
 from ..errors import DataDependentError
 from ..registry import REGISTRY, batch_rule, decomposition, op_name
-from ._helpers import (NoValue, batch_outermost, batch_size_of, ensure_bdim, logical_rank,
-                       logical_shape, move_bdim_to_front, pad_to_rank, require, wrap_axis)
+from ._helpers import (NoValue, all_examples, batch_outermost, batch_size_of, ensure_bdim,
+                       logical_rank, logical_shape, move_bdim_to_front, pad_to_rank, require,
+                       wrap_axis)
 from .products import as_operand, raise_numpy_error, reshape_front, stand_in
 
 LinAlgError = np.linalg.LinAlgError
@@ -164,6 +165,8 @@ def lstsq_rule(a, a_bdim, b, b_bdim, rcond=None):
     y = (b if b_bdim is None else move_bdim_to_front(b, b_bdim)).astype(t)
     if len(sb) == 1:
         y = np.expand_dims(y, -1)
+    if not all_examples(np.isfinite(x)):  # LAPACK's gelsd does not converge (NumPy raises)
+        raise LinAlgError("SVD did not converge in Linear Least Squares")
     u, s, vh = np.linalg.svd(x, full_matrices=False)
     large = s > cut * s[..., :1]
     rank = np.sum(large, axis=-1).astype(np.int32)

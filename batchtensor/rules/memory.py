@@ -321,9 +321,9 @@ def resize_rule(level, args, kwargs):
     flags = ExampleFlags(x)
     order = "F" if flags.f_contiguous and not flags.c_contiguous else "C"
     v = move_bdim_to_front(x._value, x._bdim)
-    n, size = v.shape[0], math.prod(shape)
-    flat = np.reshape(v, (n, -1), order=order) if order == "C" else np.reshape(
-        np.transpose(v, (0,) + tuple(range(v.ndim - 1, 0, -1))), (n, -1))
+    n, size, old = v.shape[0], math.prod(shape), math.prod(v.shape[1:])  # (no -1: n may be 0)
+    flat = np.reshape(v, (n, old), order=order) if order == "C" else np.reshape(
+        np.transpose(v, (0,) + tuple(range(v.ndim - 1, 0, -1))), (n, old))
     out = np.zeros_like(flat, shape=(n, size))
     keep = min(size, flat.shape[1])
     out[:, :keep] = flat[:, :keep]

@@ -85,6 +85,8 @@ def _overlap_rule(op):
                 and not np.may_share_memory(va, vb):
             return False  # the whole buffers do not overlap: no example pair can
         n = va.shape[ba] if ba is not None else vb.shape[bb]
+        if n == 0:
+            return False  # an empty batch holds no memory to overlap (as the check above says)
         xs = _examples(va, ba) if ba is not None else [va] * n
         ys = _examples(vb, bb) if bb is not None else [vb] * n
         return _agree(op, [op(x, y, *args[2:], **kwargs) for x, y in zip(xs, ys)])

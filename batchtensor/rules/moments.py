@@ -13,8 +13,8 @@ import warnings
 import numpy as np
 
 from ..registry import batch_rule
-from ._helpers import (batch_outermost, batch_size_of, dry_run, ensure_bdim, logical_rank,
-                       logical_shape)
+from ._helpers import (all_examples, any_example, batch_outermost, batch_size_of, dry_run,
+                       ensure_bdim, logical_rank, logical_shape)
 from .quantiles import reduced_axes, small
 
 
@@ -70,9 +70,9 @@ def _check_obs_weights(w, bdim, n, nobs: int, name: str, frequency: bool):
     w = ensure_bdim(w, bdim, n).astype(np.float64)
     if w.shape[1] != nobs:
         raise RuntimeError(f"incompatible numbers of samples and {name}")
-    if frequency and not bool(np.all(w == np.around(w))):
+    if frequency and not all_examples(w == np.around(w)):
         raise TypeError("fweights must be integer")
-    if bool(np.any(w < 0)):
+    if any_example(w < 0):
         raise ValueError(f"{name} cannot be negative")
     return w
 

@@ -21,9 +21,9 @@ from ..plumbing import innermost, scan_level
 from ..errors import SharedWriteError
 from ..registry import batch_rule
 from ..tensor import BatchedTensor, ndarray_fill
-from ._helpers import (align_front, clip_mode, logical_rank, logical_shape, move_bdim_to_front,
-                       ndim_of, pad_to_rank, wrap_axis)
-from .indexing import drop_leading_ones, flat_front
+from ._helpers import (align_front, clip_mode, logical_shape, move_bdim_to_front, ndim_of,
+                       pad_to_rank, require, wrap_axis)
+from .indexing import drop_leading_ones, flat_front, in_c_order
 from .views import example_strides, is_contiguous
 
 
@@ -58,10 +58,14 @@ def fill_rule(x, x_bdim, value, value_bdim):
             "ndarray.fill: cannot fill the array (not batched at this vmap level, so shared by "
             "every example) with a value that differs per example. Create the array batched: "
             "np.full_like(value, value, shape=...).")
-    if logical_rank(value, value_bdim) != 0:
-        raise ValueError("fill: the value must be a scalar (one per example)")
+    v = move_bdim_to_front(value, value_bdim)
+    if v.ndim != 1:
+        # NumPy's own error (its type depends on the dtypes), or a value of one element, which
+        # NumPy takes as that element
+        ndarray_fill(np.zeros(1, dtype=x.dtype), _example(value, value_bdim))
+        v = flat_front(v, 0)[:, 0]
     target = move_bdim_to_front(x, x_bdim)
-    target[...] = pad_to_rank(move_bdim_to_front(value, value_bdim), target.ndim - 1)
+    target[...] = pad_to_rank(v, target.ndim - 1)
     return None, None
 
 
@@ -81,7 +85,8 @@ def _target_example(x, bdim):
     written, and for ``put_along_axis(axis=None)``, which writes through ``np.array(a.flat)``:
     a read-only copy of an example that is not C contiguous)."""
     ex = _example(x, bdim)
-    strides = example_strides(x, bdim)
+    # (an unbatched target: the dry run comes before the shared-target error)
+    strides = example_strides(x, bdim) if bdim is not None else getattr(x, "strides", None)
     if strides is not None and not is_contiguous(ex.shape, strides, ex.itemsize, False):
         ex = np.zeros(ex.shape + (2,), ex.dtype)[..., 0]
     flags = getattr(innermost(x), "flags", None)
@@ -161,9 +166,9 @@ def _shared_target(name: str, target: str, **others) -> SharedWriteError:
 # ---- in-place writes ----------------------------------------------------------------------------
 @batch_rule(np.put)
 def put_rule(a, a_bdim, ind, ind_bdim, v, v_bdim, mode="raise"):
-    if a_bdim is None:
-        raise _shared_target("numpy.put", "a", ind=ind_bdim, v=v_bdim)
     np.put(_target_example(a, a_bdim), _example(ind, ind_bdim), _example(v, v_bdim), mode=mode)
+    if a_bdim is None:  # (after NumPy's own argument errors, which the loop meets first)
+        raise _shared_target("numpy.put", "a", ind=ind_bdim, v=v_bdim)
     mode = clip_mode(mode)  # None is "raise", as for NumPy
     target = move_bdim_to_front(a, a_bdim)
     size = math.prod(target.shape[1:])
@@ -200,11 +205,11 @@ def _value_front(v, bdim, rank: int):
 
 @batch_rule(np.put_along_axis)
 def put_along_axis_rule(arr, arr_bdim, indices, indices_bdim, values, values_bdim, axis):
-    if arr_bdim is None:
-        raise _shared_target("numpy.put_along_axis", "arr", indices=indices_bdim,
-                             values=values_bdim)
     np.put_along_axis(_target_example(arr, arr_bdim), _example(indices, indices_bdim),
                       _example(values, values_bdim), axis)
+    if arr_bdim is None:  # (after NumPy's own argument errors, which the loop meets first)
+        raise _shared_target("numpy.put_along_axis", "arr", indices=indices_bdim,
+                             values=values_bdim)
     target = move_bdim_to_front(arr, arr_bdim)
     if axis is None:  # arr.flat[indices] = values (broadcast, not repeated)
         idx = _as_intp(flat_front(indices, indices_bdim))
@@ -218,7 +223,8 @@ def put_along_axis_rule(arr, arr_bdim, indices, indices_bdim, values, values_bdi
     ax = wrap_axis(axis, nd)
     i = (move_bdim_to_front(indices, indices_bdim) if indices_bdim is not None
          else np.expand_dims(indices, 0))
-    np.put_along_axis(target, i, _value_front(values, values_bdim, nd), ax + 1)
+    np.put_along_axis(target, in_c_order(i), in_c_order(_value_front(values, values_bdim, nd)),
+                      ax + 1)
     return None, None
 
 
@@ -231,14 +237,19 @@ def _mask_front(mask, bdim, lshape):
 
 @batch_rule(np.place)
 def place_rule(arr, arr_bdim, mask, mask_bdim, vals, vals_bdim):
-    if arr_bdim is None:
+    np.place(_target_example(arr, arr_bdim), _example(mask, mask_bdim),
+             _example(vals, vals_bdim))
+    if arr_bdim is None:  # (after NumPy's own argument errors, which the loop meets first)
         raise _shared_target("numpy.place", "arr", mask=mask_bdim, vals=vals_bdim)
-    np.place(_target_example(arr, arr_bdim), _example(mask, mask_bdim), _example(vals, vals_bdim))
     target = move_bdim_to_front(arr, arr_bdim)
     m, where = _mask_front(mask, mask_bdim, target.shape[1:])
     if _is_scalar(vals) and vals_bdim is None:
         np.copyto(target, vals, where=where)
         return None, None
+    v, t = innermost(vals), innermost(target)
+    require(type(v) is not np.ndarray or type(t) is not np.ndarray
+            or not np.may_share_memory(v, t),
+            "np.place with vals in arr's memory: NumPy reads vals as it writes")
     vflat = flat_front(vals, vals_bdim)
     nv = vflat.shape[1]
     if not nv:
@@ -255,9 +266,10 @@ def place_rule(arr, arr_bdim, mask, mask_bdim, vals, vals_bdim):
 
 @batch_rule(np.putmask)
 def putmask_rule(a, a_bdim, /, mask, mask_bdim, values, values_bdim):
-    if a_bdim is None:
+    np.putmask(_target_example(a, a_bdim), _example(mask, mask_bdim),
+               _example(values, values_bdim))
+    if a_bdim is None:  # (after NumPy's own argument errors, which the loop meets first)
         raise _shared_target("numpy.putmask", "a", mask=mask_bdim, values=values_bdim)
-    np.putmask(_target_example(a, a_bdim), _example(mask, mask_bdim), _example(values, values_bdim))
     target = move_bdim_to_front(a, a_bdim)
     lshape = tuple(target.shape[1:])
     _, where = _mask_front(mask, mask_bdim, lshape)
@@ -276,9 +288,9 @@ def putmask_rule(a, a_bdim, /, mask, mask_bdim, values, values_bdim):
 
 @batch_rule(np.fill_diagonal)
 def fill_diagonal_rule(a, a_bdim, val, val_bdim, wrap=False):
-    if a_bdim is None:
-        raise _shared_target("numpy.fill_diagonal", "a", val=val_bdim)
     np.fill_diagonal(_target_example(a, a_bdim), _example(val, val_bdim), wrap)
+    if a_bdim is None:  # (after NumPy's own argument errors, which the loop meets first)
+        raise _shared_target("numpy.fill_diagonal", "a", val=val_bdim)
     target = move_bdim_to_front(a, a_bdim)
     lshape = tuple(target.shape[1:])
     size = math.prod(lshape)

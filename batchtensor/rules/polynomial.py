@@ -19,7 +19,7 @@ from numpy import mintypecode
 
 from ..errors import BatchingError, LoopFallback
 from ..registry import batch_rule, op_name
-from ._helpers import logical_rank, move_bdim_to_front, require
+from ._helpers import flat_rows, logical_rank, move_bdim_to_front, require
 from .setops import any_true, compress_rows
 
 
@@ -34,7 +34,7 @@ def _coeffs(x, bdim, name="a"):
         return np.reshape(x, (-1,))
     require(logical_rank(x, bdim) <= 1, f"a coefficient array of rank > 1 ({name})")
     x = move_bdim_to_front(x, bdim)
-    return np.reshape(x, (x.shape[0], -1)) if x.shape[0] else np.reshape(x, (0, x.size))
+    return flat_rows(x)
 
 
 def _lead(*arrays) -> tuple:
@@ -118,7 +118,7 @@ def polyint_rule(p, p_bdim, m=1, k=None, k_bdim=None):
     else:
         require(logical_rank(k, k_bdim) <= 1, "np.polyint with a k of rank > 1")
         kk = move_bdim_to_front(k, k_bdim)
-        kk = np.reshape(kk, (kk.shape[0], -1))
+        kk = flat_rows(kk)
     if kk.shape[-1] == 1 and m > 1:
         kk = kk[..., 0:1] * np.ones(m, float)
     if kk.shape[-1] < m:

@@ -16,7 +16,7 @@ import numpy as np
 
 from ..errors import unbatched_out_error
 from ..boxed.variadic import gufunc_call, parse_signature
-from ..plumbing import unwrap, wrap
+from ..plumbing import innermost, unwrap, wrap
 from ..registry import batch_rule, op_name
 from ._helpers import (align_pointwise, logical_rank, logical_shape,
                        move_bdim_to_front, pad_to_rank, require, wrap_axis)
@@ -405,11 +405,10 @@ def einsum_rule(level, args, kwargs):
         vals.append(v)
     if not any_batched:  # only out= is batched: one result, written into every example
         ov, o = _out_of(out, level, "numpy.einsum")
-        res = np.einsum(subscripts, *vals, **kw)
-        if tuple(ov.shape[1:]) != tuple(np.shape(res)):
-            raise ValueError(f"einsum(): out= has shape {tuple(ov.shape[1:])} per example, "
-                             f"the result {tuple(np.shape(res))}")
-        np.copyto(ov, res, casting=kw.get("casting", "safe"))
+        # into one example's out first: NumPy computes in out's dtype and checks its shape
+        one = np.empty(tuple(ov.shape[1:]), dtype=ov.dtype, like=innermost(ov))
+        np.einsum(subscripts, *vals, out=one, **kw)
+        np.copyto(ov, one)
         return o
     spec = ",".join(new_terms) + "->" + batch + output
     if out is not None:

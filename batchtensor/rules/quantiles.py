@@ -21,8 +21,8 @@ import numpy as np
 
 from ..errors import unbatched_out_error
 from ..registry import batch_rule
-from ._helpers import (batch_size_of, dry_run, ensure_bdim, logical_rank, logical_shape,
-                       move_bdim_to_front, ndim_of, require, truthy, wrap_axes)
+from ._helpers import (any_example, batch_size_of, dry_run, ensure_bdim, logical_rank,
+                       logical_shape, move_bdim_to_front, ndim_of, require, truthy, wrap_axes)
 from .sorting import batched_searchsorted
 
 
@@ -115,7 +115,7 @@ def _batched_q_weighted(x, w, q):
     xs = np.take_along_axis(x, order, axis=-1)
     cdf = np.cumsum(np.take_along_axis(w, order, axis=-1), axis=-1, dtype=np.float64)
     cdf = cdf / cdf[..., -1:]
-    if bool(np.any(np.isnan(cdf[..., -1]))):
+    if any_example(np.isnan(cdf[..., -1])):
         raise ValueError("Weights included NaN, inf or were all zero.")
     if q.dtype.kind == "f":
         cdf = cdf.astype(q.dtype)
@@ -208,7 +208,7 @@ def _quantile_like(op, scale: float, nan: bool):
             raise TypeError("a must be an array of real numbers")
         if scale != 1:
             qv = np.true_divide(qv, scale)
-        if bool(np.any(~((qv >= 0) & (qv <= 1)))):
+        if any_example(~((qv >= 0) & (qv <= 1))):
             raise ValueError(unit)
         lshape = x.shape[1:]
         kept = [d for d in range(nd) if d not in laxes]
@@ -216,7 +216,7 @@ def _quantile_like(op, scale: float, nan: bool):
         lanes = xs.shape[:1 + len(kept)] + (math.prod(lshape[d] for d in laxes),)
         xs = np.reshape(xs, lanes)
         if w is not None:
-            if bool(np.any(w < 0)):
+            if any_example(w < 0):
                 raise ValueError("Weights must be non-negative.")
             ws = np.transpose(w, (0,) + tuple(d + 1 for d in kept) + tuple(d + 1 for d in laxes))
             res = _batched_q_weighted(xs, np.reshape(ws, lanes), qv)

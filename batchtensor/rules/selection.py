@@ -31,9 +31,9 @@ from ..plumbing import aligned_fast
 from ..errors import BatchingError
 from ..registry import batch_rule, decomposition
 from ..tensor import BatchedTensor, new_batched
-from ._helpers import (align_front, align_pointwise, clip_mode, ensure_bdim, logical_rank,
-                       logical_shape, move_bdim_to_front, ndim_of, pad_to_rank, physical_axis,
-                       require, wrap_axis)
+from ._helpers import (align_front, align_pointwise, clip_mode, ensure_bdim, flat_rows,
+                       logical_rank, logical_shape, move_bdim_to_front, ndim_of, pad_to_rank,
+                       physical_axis, require, wrap_axis)
 from .indexing import flat_front, lift, mask_to_indices
 
 
@@ -56,12 +56,21 @@ def take_rule(a, a_bdim, indices, indices_bdim, axis=None, out=None, out_bdim=No
     if out is not None:
         if out_bdim is None:
             raise unbatched_out_error("numpy.take")
-        res, res_bdim = take_rule(a, a_bdim, indices, indices_bdim, axis, None, None, mode)
-        if logical_shape(res, res_bdim) != logical_shape(out, out_bdim):
+        # NumPy's checks of out, in its order, before any index is read
+        ashape, ishape = logical_shape(a, a_bdim), logical_shape(indices, indices_bdim)
+        if axis is None:
+            shape = ishape
+        else:
+            ax = wrap_axis(axis, len(ashape))
+            shape = ashape[:ax] + ishape + ashape[ax + 1:]
+        if shape != logical_shape(out, out_bdim):
             raise ValueError("output array does not match result of ndarray.take")
-        if not np.can_cast(out.dtype, res.dtype, "safe"):  # NumPy buffers out as a's dtype
-            raise TypeError(f"Cannot cast array data from {out.dtype!r} to {res.dtype!r} "
+        if not np.can_cast(out.dtype, a.dtype, "safe"):  # NumPy buffers out as a's dtype
+            raise TypeError(f"Cannot cast array data from {out.dtype!r} to {a.dtype!r} "
                             f"according to the rule 'safe'")
+        if not getattr(getattr(innermost(out), "flags", None), "writeable", True):
+            raise ValueError("WRITEBACKIFCOPY base is read-only")
+        res, res_bdim = take_rule(a, a_bdim, indices, indices_bdim, axis, None, None, mode)
         np.copyto(move_bdim_to_front(out, out_bdim), move_bdim_to_front(res, res_bdim),
                   casting="unsafe")
         return out, out_bdim
@@ -94,7 +103,8 @@ def take_rule(a, a_bdim, indices, indices_bdim, axis=None, out=None, out_bdim=No
     ir = idx.ndim - 1
     x = np.moveaxis(x, 1 + axis, 1)
     bidx = np.reshape(np.arange(n, like=innermost(x)), (n,) + (1,) * ir)
-    res = x[bidx, idx]  # (B, *index shape, *the other dims of the example)
+    # (indices batched at an outer level than a: index a lifted there, so that it dispatches)
+    res = lift(x, idx)[bidx, idx]  # (B, *index shape, *the other dims of the example)
     if axis:
         res = np.moveaxis(res, list(range(1, 1 + ir)), list(range(1 + axis, 1 + axis + ir)))
     return res, 0
@@ -135,7 +145,7 @@ def _row_index(n: int) -> np.ndarray:
 def take_along_axis_rule(arr, arr_bdim, indices, indices_bdim, axis=-1):
     if axis is None:
         x = move_bdim_to_front(arr, arr_bdim) if arr_bdim is not None else arr
-        x = np.reshape(x, (x.shape[0], -1)) if arr_bdim is not None else np.ravel(x)
+        x = flat_rows(x) if arr_bdim is not None else np.ravel(x)
         arr, arr_bdim, axis = x, (0 if arr_bdim is not None else None), 0
         if logical_rank(indices, indices_bdim) != 1:
             raise ValueError("when axis=None, `indices` must have a single dimension.")

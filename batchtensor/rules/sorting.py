@@ -15,8 +15,8 @@ import numpy as np
 
 from ..plumbing import unwrap, wrap
 from ..registry import batch_rule
-from ._helpers import (batch_size_of, dry_run, ensure_bdim, logical_rank, logical_shape,
-                       move_bdim_to_front, physical_axis, require, wrap_axis)
+from ._helpers import (any_example, batch_size_of, dry_run, ensure_bdim, logical_rank,
+                       logical_shape, move_bdim_to_front, physical_axis, require, wrap_axis)
 
 
 def _flat_examples(a, a_bdim):
@@ -213,7 +213,7 @@ def digitize_rule(x, x_bdim, bins, bins_bdim, right=False):
     require(not (b.dtype.kind in "fc" and bool(np.any(np.isnan(b)))),
             "np.digitize with NaN in batched bins")
     mono = _monotonicity(b)
-    if bool(np.any(mono == 0)):
+    if any_example(mono == 0):
         raise ValueError("bins must be monotonically increasing or decreasing")
     n = b.shape[0]
     xv = ensure_bdim(x, x_bdim, n)

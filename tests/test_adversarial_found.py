@@ -1,0 +1,725 @@
+"""Regression tests for what the adversarial generator (opinfo/adversarial.py) found.
+
+Each test compares vmap with the per-example loop on the smallest program that showed the
+difference; the comment above it says what was wrong.
+"""
+
+from __future__ import annotations
+
+import warnings
+
+import numpy as np
+import pytest
+from loop_reference import assert_same, loop_vmap
+
+import batchtensor as bt
+
+
+def _copy(x):
+    y = x.copy(order="K")
+    y.flags.writeable = x.flags.writeable
+    return y
+
+
+def _both(f, *xs, in_axes=0, out_axes=0):
+    """(vmap result, loop result) of ``f`` on fresh copies of ``xs`` (same layout, same
+    writeability; the loop hands 0-d examples to ``f`` as NumPy scalars, as ``for x in xs``
+    does)."""
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        got = bt.vmap(f, in_axes=in_axes, out_axes=out_axes)(*[_copy(x) for x in xs])
+        want = loop_vmap(f, in_axes=in_axes, out_axes=out_axes)(*[_copy(x) for x in xs])
+    return got, want
+
+
+# ---- 0-d values: NumPy scalars and 0-d arrays ---------------------------------------------------
+# These ops make a 0-d *array* of a 0-d example (most ops make a NumPy scalar): vmap took their
+# results for scalars, so `v += 1` rebound instead of writing (an alias kept the old value) and
+# np.copyto(v, ...) raised.
+ZERO_D_ARRAYS = {
+    "real_if_close": (lambda z: np.real_if_close(z), np.complex128),
+    "fft.fftn": (lambda z: np.fft.fftn(z), np.complex128),
+    "fft.ifftn": (lambda z: np.fft.ifftn(z), np.complex128),
+    "isin": (lambda z: np.isin(z, [1.0, 2.0]), np.float64),
+    "tile": (lambda z: np.tile(z, ()), np.float64),
+    "pad": (lambda z: np.pad(z, 2), np.float64),
+    "unique_inverse": (lambda z: np.unique_inverse(z).inverse_indices, np.float64),
+    "unique_all": (lambda z: np.unique_all(z).inverse_indices, np.float64),
+    "unique return_inverse": (lambda z: np.unique(z, return_inverse=True)[1], np.float64),
+    "median keepdims": (lambda z: np.median(z, keepdims=True), np.float64),
+    "nanmedian keepdims": (lambda z: np.nanmedian(z, keepdims=True), np.float64),
+    "quantile keepdims": (lambda z: np.quantile(z, 0.5, keepdims=True), np.float64),
+    "percentile keepdims": (lambda z: np.percentile(z, 50, axis=None, out=None,
+                                                    overwrite_input=False, method="linear",
+                                                    keepdims=True), np.float64),
+}
+
+
+@pytest.mark.parametrize("name", sorted(ZERO_D_ARRAYS))
+def test_zero_d_array_results_are_arrays(name):
+    op, dtype = ZERO_D_ARRAYS[name]
+
+    def f(z):
+        v = op(z)
+        alias = v
+        v += 1 if v.dtype != bool else True  # a 0-d array: written, the alias sees it
+        out = np.zeros_like(v)
+        np.copyto(out, v)
+        return alias, v, out
+
+    xs = np.array([1.0, 2.0, 5.0]).astype(dtype)
+    got, want = _both(f, xs)
+    assert_same(got, want)
+
+
+def test_median_without_keepdims_is_a_scalar():
+    def f(z):
+        v = np.median(z)
+        alias = v
+        v += 1  # a NumPy scalar: rebinds, the alias keeps the old value
+        return alias, v
+
+    got, want = _both(f, np.array([1.0, 2.0, 5.0]))
+    assert_same(got, want)
+
+
+# What NumPy builds from a NumPy scalar (z[None], z[...], np.imag(z)[...]) is a new, writeable
+# array. vmap handed out a view of the input's storage when it was read-only (a read-only
+# view was taken for NumPy's own read-only result), so writing into it raised.
+@pytest.mark.parametrize("key", [(None, None), (Ellipsis,), (Ellipsis, None, None), (None,),
+                                 Ellipsis])
+def test_array_from_a_read_only_scalar_is_writeable(key):
+    def f(z):
+        v = z[key]
+        v[...] = 7
+        return v
+
+    xs = np.arange(3.0)
+    xs.flags.writeable = False
+    got, want = _both(f, xs)
+    assert_same(got, want)
+
+
+def test_imag_of_a_scalar_then_ellipsis_is_writeable():
+    def f(z):
+        v = np.imag(z)[...]  # np.imag of a real scalar: a scalar; [...]: a new 0-d array
+        v += 3
+        return v
+
+    got, want = _both(f, np.arange(3))
+    assert_same(got, want)
+
+
+def test_broadcast_to_of_a_read_only_scalar_stays_read_only():
+    def f(z):
+        v = np.broadcast_to(z, (2,))
+        try:
+            v[0] = 1
+        except ValueError:
+            return np.zeros(2) + z
+        return v
+
+    xs = np.arange(3.0)
+    xs.flags.writeable = False
+    got, want = _both(f, xs)
+    assert_same(got, want)
+
+
+# ---- writes into read-only examples -------------------------------------------------------------
+# NumPy refuses to write into a read-only array before it looks at anything else (x[key] = v,
+# np.put, np.put_along_axis, np.putmask, and np.place even when nothing is placed), except
+# ufunc.at, which checks its indices first (and then writes into the read-only array: a NumPy
+# bug, where vmap raises NumPy's ValueError). vmap raised the other error first, or wrote
+# nothing and raised nothing (np.place).
+def _read_only(a):
+    a = np.array(a)
+    a.flags.writeable = False
+    return a
+
+
+_X = np.arange(10).reshape(2, 5)
+_XF = np.arange(10.0).reshape(2, 5)
+READ_ONLY_WRITES = {
+    "setitem, mask and a 2-d value": (
+        lambda x: x.__setitem__(np.array([0, 1, 0, 0, 0], bool), np.zeros((1, 1))), [_XF]),
+    "place, nothing to place": (lambda x, m: np.place(x, m, []), [_XF, np.zeros((2, 5), bool)]),
+    "putmask, a float into ints": (lambda x: np.putmask(x, np.ones(5, bool), np.ones(5) * 1.5),
+                                   [_X]),
+    "put_along_axis, out of bounds": (lambda x: np.put_along_axis(x, np.array([1, 9]), 5, None),
+                                      [_X]),
+    "put, out of bounds": (lambda x: np.put(x, [9], 5), [_X]),
+    "add.at, out of bounds": (lambda x: np.add.at(x, [9], 1), [_X]),
+}
+
+
+@pytest.mark.parametrize("name", sorted(READ_ONLY_WRITES))
+def test_write_into_read_only_example_raises_numpys_error(name):
+    f, xs = READ_ONLY_WRITES[name]
+    xs = [_read_only(xs[0])] + list(xs[1:])
+    with pytest.raises(Exception) as loop_error:
+        for i in range(2):
+            f(*[x[i] for x in xs])
+    with pytest.raises(type(loop_error.value)):
+        bt.vmap(f)(*xs)
+
+
+# ---- broadcast_arrays ---------------------------------------------------------------------------
+# NumPy hands back an argument that already has the broadcast shape as it is (the same array:
+# writes into it reach the caller's), and makes the others writeable broadcast views (with a
+# FutureWarning on write). vmap made every output a read-only broadcast view, so writes raised.
+def test_broadcast_arrays_hands_back_full_shape_arguments():
+    def f(x, y):
+        a, b = np.broadcast_arrays(x, y)  # b is y itself
+        b[0, 0] = 9.0
+        return a, b, y
+
+    got, want = _both(f, np.arange(6.0).reshape(2, 3), np.arange(12.0).reshape(2, 2, 3))
+    assert_same(got, want)
+
+
+def test_broadcast_arrays_writes_through_broadcast_views():
+    def f(x, y):
+        a, _ = np.broadcast_arrays(x, y)  # a broadcast view of x, writeable as in NumPy
+        a[0, 1] = -1.0  # (one element of x, seen in every row of a)
+        return a, x
+
+    xs, ys = np.arange(6.0).reshape(2, 3), np.arange(12.0).reshape(2, 2, 3)
+    got, want = _both(f, xs, ys)
+    assert_same(got, want)
+    # the caller's array is written as in the loop
+    x1, x2 = _copy(xs), _copy(xs)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        bt.vmap(f)(x1, ys)
+        loop_vmap(f)(x2, ys)
+    assert_same(x1, x2)
+
+
+def test_broadcast_arrays_of_scalar_examples_are_new_arrays():
+    def f(z):
+        (a,) = np.broadcast_arrays(z)  # np.array(z): a new 0-d array
+        alias = a
+        a += 1
+        return alias, z
+
+    got, want = _both(f, np.arange(3.0))
+    assert_same(got, want)
+
+
+# np.polydiv's quotient is a new array per example; vmap returned a read-only broadcast view,
+# so writing into it raised.
+def test_polydiv_quotient_is_writeable():
+    def f(u, v):
+        q, r = np.polydiv(u, v)
+        q[0] = 0.0
+        r[-1] = 1.0
+        return q, r
+
+    got, want = _both(f, np.array([[2.0, -8.0, 5.0], [1.0, 2.0, 3.0]]),
+                      np.array([[4.0, 3.0], [1.0, -1.0]]))
+    assert_same(got, want)
+
+
+# ---- NumPy's value checks under nested vmap -----------------------------------------------------
+# A rule that raises NumPy's error when any example holds a bad value asked bool(np.any(...))
+# of a value batched at an outer level: when the outer examples disagreed, that raised
+# ControlFlowError instead of NumPy's error.
+NESTED_CHECKS = {
+    "geomspace with a zero endpoint": (lambda a: np.geomspace(a, 8.0, num=3),
+                                       [[1.0, 2.0], [0.0, 3.0]]),
+    "digitize, bins not monotonic": (lambda b: np.digitize(1.5, b),
+                                     [[[0.0, 1, 2], [0, 1, 2]], [[0, 2, 1], [0, 1, 2]]]),
+    "bincount of a negative value": (lambda x: np.bincount(x, minlength=5),
+                                     [[[0, 1], [1, 2]], [[0, -1], [1, 2]]]),
+    "histogram of an infinite range": (lambda x: np.histogram(x, bins=3)[0],
+                                       [[[0.0, 1], [1, 2]], [[0, np.inf], [1, 2]]]),
+    "quantile with q > 1": (lambda q: np.quantile(np.arange(4.0), q), [[0.5, 0.2], [1.5, 0.1]]),
+    "cov with negative fweights": (lambda w: np.cov(np.arange(3.0), fweights=w),
+                                   [[[1, 2, 1], [1, 1, 1]], [[1, -2, 1], [1, 1, 1]]]),
+    "round of NaN": (lambda x: round(x), [[1.0, 2.0], [np.nan, 1.0]]),
+}
+
+
+@pytest.mark.parametrize("name", sorted(NESTED_CHECKS))
+def test_value_checks_under_nested_vmap_raise_numpys_error(name):
+    f, data = NESTED_CHECKS[name]
+    xs = np.array(data)
+    with pytest.raises(Exception) as loop_error:
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")
+            loop_vmap(loop_vmap(f))(xs)
+    assert not isinstance(loop_error.value, bt.BatchingError)
+    with pytest.raises(type(loop_error.value)):
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")
+            bt.vmap(bt.vmap(f))(xs)
+
+
+# np.real_if_close with a batch of size 0 crashed reshaping its empty test (0, -1).
+def test_real_if_close_of_an_empty_batch():
+    got = bt.vmap(bt.vmap(np.real_if_close))(np.zeros((2, 0, 3), complex))
+    assert got.shape == (2, 0, 3) and got.dtype == np.float64
+
+
+# np.shares_memory / np.may_share_memory under nested vmap with an inner batch of size 0
+# crashed (IndexError) asking the first of no examples; an empty batch holds no memory to
+# overlap: False, as a single vmap level already answers.
+@pytest.mark.parametrize("op", [np.shares_memory, np.may_share_memory])
+@pytest.mark.parametrize("shape", [(0, 0, 5), (2, 0, 5), (0, 2, 5)])
+def test_overlap_queries_with_an_empty_batch(op, shape):
+    f = bt.vmap(bt.vmap(lambda x: op(x, x[1:])))
+    assert bool(np.all(f(np.zeros(shape)) == False))  # noqa: E712
+    assert bt.vmap(lambda x: op(x, x[1:]))(np.zeros(shape[1:])).shape == (shape[1],)
+
+
+# ---- a batch of size 0 --------------------------------------------------------------------------
+# Rules that flattened each example with np.reshape(x, (n, -1)) crashed for n == 0 (-1 is
+# ambiguous there); np.polydiv flattened its coefficients to (0, 0) and crashed with an
+# IndexError (its remainder's length depends on the values: now the clear BatchingError).
+EMPTY_BATCH = {
+    "meshgrid": (lambda a, b: np.meshgrid(a, b), [(3,), (2,)]),
+    "meshgrid ij": (lambda a, b: np.meshgrid(a, b, indexing="ij", copy=False), [(2, 2), (3,)]),
+    "take_along_axis axis=None": (lambda a, i: np.take_along_axis(a, i, axis=None),
+                                  [(2, 3), (4,)]),
+    "polydiv": (lambda u, v: np.polydiv(u, v), [(5,), (2,)]),
+}
+NO_EXAMPLE = {"polydiv"}  # a value-dependent length: no example to take it from
+
+
+@pytest.mark.parametrize("name", sorted(EMPTY_BATCH))
+@pytest.mark.parametrize("nested", [False, True])
+def test_empty_batch_shapes(name, nested):
+    f, shapes = EMPTY_BATCH[name]
+    ones = [np.ones((1, 1) + s if nested else (1,) + s,
+                    np.intp if name.startswith("take") and k else float)
+            for k, s in enumerate(shapes)]
+    g = bt.vmap(bt.vmap(f)) if nested else bt.vmap(f)
+    want = g(*ones)
+    empty = [np.zeros((1, 0) + s if nested else (0,) + s, o.dtype) for s, o in zip(shapes, ones)]
+    if name in NO_EXAMPLE:
+        with pytest.raises(bt.BatchingError, match="empty"):
+            g(*empty)
+        return
+    got = g(*empty)
+    for w, o in zip(flatten_leaves(want), flatten_leaves(got)):
+        cut = (1, 0) if nested else (0,)
+        assert o.shape == cut + w.shape[len(cut):] and o.dtype == w.dtype
+
+
+def flatten_leaves(tree):
+    return [tree] if isinstance(tree, np.ndarray) else [x for t in tree for x in
+                                                          flatten_leaves(t)]
+
+
+# A batched boolean mask next to an index array: with no example, the number of elements the
+# mask selects (which must broadcast with the index array) is unknown; vmap took 0 and raised
+# NumPy's broadcasting IndexError. Now a BatchingError that says so.
+def test_empty_batch_mask_next_to_an_index_array():
+    f = bt.vmap(lambda x, m: x[m, np.array([0, 2])])
+    assert f(np.ones((1, 3, 4)), np.array([[True, False, True]])).shape == (1, 2)
+    with pytest.raises(bt.BatchingError, match="batch size 0"):
+        f(np.ones((0, 3, 4)), np.zeros((0, 3), bool))
+
+
+# x[mask] = v with a batched mask and no example: nothing to write (the mask's count, which v
+# must broadcast to, is unknown); vmap raised NumPy's broadcasting ValueError.
+def test_empty_batch_masked_write_is_a_no_op():
+    def f(x, m, v):
+        x = x.copy()
+        x[m] = v
+        return x
+
+    got = bt.vmap(f, in_axes=(0, 0, None))(np.ones((0, 6)), np.zeros((0, 6), bool),
+                                           np.arange(2.0))
+    assert got.shape == (0, 6) and got.dtype == np.float64
+
+
+# np.ix_ reshapes an (integer or float) array argument: a view, whatever its size. vmap copied
+# an empty one into intp (a new, writeable array of another dtype).
+@pytest.mark.parametrize("dtype", [np.int64, np.float64, np.int32])
+@pytest.mark.parametrize("size", [0, 3])
+def test_ix_gives_views_of_its_array_arguments(dtype, size):
+    def f(a, b):
+        i, j = np.ix_(a, b)
+        if i.size:
+            i[0, 0] = 2  # written through to a
+        return i, j, a
+
+    a = np.arange(2 * size, dtype=dtype).reshape(2, size)
+    got, want = _both(f, a, np.array([[True, False], [False, True]]))
+    assert_same(got, want)
+    ro = _read_only(a)
+    if size:
+        with pytest.raises(ValueError):
+            loop_vmap(f)(ro, np.array([[True, False], [False, True]]))
+        with pytest.raises(ValueError):
+            bt.vmap(f)(ro, np.array([[True, False], [False, True]]))
+
+
+# np.linalg.lstsq raises LinAlgError ("SVD did not converge") for an `a` holding inf or NaN;
+# vmap's batched SVD returned NaN solutions (or a BatchingError about the residuals' shapes).
+@pytest.mark.parametrize("bad", [np.inf, -np.inf, np.nan])
+@pytest.mark.parametrize("b_cols", [None, 0, 1])
+def test_lstsq_of_a_non_finite_a_raises_linalgerror(bad, b_cols):
+    a = np.array([[[-4.0, 1.5], [2.0, 0.0], [-1.5, -1.0], [3.0, 0.5]]] * 2)
+    a[1, 1, 0] = bad
+    b = np.ones((2, 4) if b_cols is None else (2, 4, b_cols))
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        with pytest.raises(np.linalg.LinAlgError):
+            loop_vmap(np.linalg.lstsq)(a, b)
+        with pytest.raises(np.linalg.LinAlgError):
+            bt.vmap(np.linalg.lstsq)(a, b)
+        with pytest.raises(np.linalg.LinAlgError):
+            bt.vmap(np.linalg.lstsq, in_axes=(None, 0))(a[1], b)
+
+
+# Indices (or a condition) batched at an outer level, gathering from an array batched only at
+# the inner level: the inner rule indexed its plain physical array with the outer level's
+# value, which NumPy cannot convert (a TypeError) instead of dispatching there.
+NESTED_GATHERS = {  # (f, indices: 2 outer x 2 inner examples, a: 2 inner examples)
+    "compress": (lambda c, a: np.compress(c, a, axis=0),
+                 [[[True, False], [False, True]], [[False, True], [True, False]]],
+                 [[1.0, 2.0], [3.0, 4.0]]),
+    "compress of 0-d examples": (lambda c, a: np.compress(c, a, axis=0),
+                                 [[[True], [True]], [[True], [True]]], [5.0, 6.0]),
+    "extract": (lambda c, a: np.extract(c, a),
+                [[[True, False], [False, True]], [[False, True], [True, False]]],
+                [[1.0, 2.0], [3.0, 4.0]]),
+    "take": (lambda i, a: np.take(a, i), [[[1, 0], [0, 0]], [[0, 1], [1, 1]]],
+             [[1.0, 2.0], [3.0, 4.0]]),
+}
+
+
+@pytest.mark.parametrize("name", sorted(NESTED_GATHERS))
+def test_outer_batched_indices_into_an_inner_batched_array(name):
+    f, idx, a = NESTED_GATHERS[name]
+    idx, a = np.array(idx), np.array(a)
+    want = loop_vmap(loop_vmap(f, (0, 0)), (0, None))(idx, a)
+    got = bt.vmap(bt.vmap(f, (0, 0)), (0, None))(idx, a)
+    assert_same(got, want)
+
+
+# A batched value written into a plain array made inside f: NumPy converts it to a Python
+# scalar (float()), which makes vmap rerun the function once per example (the loop's result).
+# Into a bool, a datetime64 or a timedelta64 array NumPy asks otherwise: bool() (a
+# ControlFlowError where the examples disagree, which NumPy wrapped in "setting an array
+# element with a sequence") or no protocol at all ("Could not convert object to NumPy
+# datetime"): ValueErrors that neither reran nor said why.
+@pytest.mark.parametrize("dtype, values", [
+    ("bool", [True, False]),
+    ("datetime64[s]", np.array([1, 2], "datetime64[s]")),
+    ("timedelta64[ms]", np.array([1, 2], "timedelta64[ms]")),
+    ("float64", [1.0, 2.0]),
+])
+@pytest.mark.parametrize("key", [(), 0, Ellipsis])
+def test_batched_value_into_a_plain_array_of_any_dtype(dtype, values, key):
+    def f(v):
+        out = np.zeros((2,) if key == 0 else (), dtype=dtype)
+        out[key] = v
+        return out
+
+    got, want = _both(f, np.array(values))
+    assert_same(got, want)
+
+
+# A ufunc's out= that is read-only and not contiguous (vmap writes such outs through a
+# contiguous stand-in): NumPy refuses the read-only out first; the writeable stand-in let the
+# casting error come first instead.
+@pytest.mark.parametrize("in_axes", [0, 1, 2])
+def test_ufunc_into_a_read_only_strided_out(in_axes):
+    def f(x, o):
+        return np.fmod(x, x, out=o)
+
+    xs = np.ones((3, 3, 4))
+    out = np.moveaxis(np.ones((3, 3, 4), np.int64), 0, in_axes)[:, :, ::-1]
+    out.flags.writeable = False
+    with pytest.raises(ValueError, match="read-only"):
+        loop_vmap(f, in_axes=(0, in_axes))(xs, out)
+    with pytest.raises(ValueError, match="read-only"):
+        bt.vmap(f, in_axes=(0, in_axes))(xs, out)
+
+
+# np.meshgrid(..., copy=False) returns np.broadcast_arrays' views: writeable (with NumPy's
+# warning), and an input already of the full shape as a view of it. vmap returned
+# np.broadcast_to's read-only views, so writes raised.
+@pytest.mark.parametrize("batched", [(0, None), (0, 0), (None, 0)])
+def test_meshgrid_without_copy_writes_through(batched):
+    def f(a, b):
+        x, y = np.meshgrid(a, b, copy=False)
+        x[0, 0] = -1.0  # (every row of x is a view of a)
+        return x, y, a
+
+    got, want = _both(f, np.arange(6.0).reshape(2, 3), np.arange(4.0).reshape(2, 2),
+                      in_axes=batched)
+    assert_same(got, want)
+
+
+# x[mask] = v with a batched mask whose count differs between examples and a v of one value
+# per selected element: NumPy raises its ValueError for an example whose count is not v's
+# length; vmap raised a BatchingError (the counts differ) instead.
+def test_masked_write_with_values_of_the_wrong_count():
+    def f(x, v):
+        x = x.copy()
+        x[x] = v
+        return x
+
+    xs = np.array([[False, True, True], [True, False, False]])
+    with pytest.raises(ValueError):
+        loop_vmap(f, (0, None))(xs, np.array([False, False]))
+    with pytest.raises(ValueError):
+        bt.vmap(f, (0, None))(xs, np.array([False, False]))
+    ys = np.array([[[True, False], [False, False], [True, True]],
+                   [[False, False], [True, False], [False, False]]])
+    with pytest.raises(ValueError):
+        loop_vmap(f, (0, None))(ys, np.array([True, False, True]))
+    with pytest.raises(ValueError):
+        bt.vmap(f, (0, None))(ys, np.array([True, False, True]))
+
+
+# x.fill(v) with a batched v that is not 0-d per example: NumPy's own TypeError (vmap raised
+# a ValueError of its own).
+@pytest.mark.parametrize("dtype", [np.float64, np.complex64, np.int32, np.bool_])
+@pytest.mark.parametrize("vshape", [(2,), (1,), (1, 1)])
+def test_fill_with_a_batched_array_value(vshape, dtype):
+    def f(x, v):
+        x = x.copy()
+        x.fill(v)
+        return x
+
+    xs, vs = np.zeros((2, 3), dtype), np.ones((2,) + vshape, dtype)
+    try:
+        want = loop_vmap(f)(xs, vs)
+    except Exception as e:  # noqa: BLE001
+        with pytest.raises(type(e)):
+            bt.vmap(f)(xs, vs)
+        return
+    assert_same(bt.vmap(f)(xs, vs), want)
+
+
+# ---- ravel of an input's memory -----------------------------------------------------------------
+# NumPy's ravel is a view only of an example contiguous in the order asked. An input mapped
+# along another axis than its slowest (in_axes=1, 2, a Fortran-ordered one) hands the loop
+# strided examples, so ravel copies there; vmap judged the examples as if each were stored on
+# its own (right for values computed inside f, which are new contiguous arrays in the loop)
+# and returned a view: a later write into the input showed through it.
+@pytest.mark.parametrize("layout", ["in_axes=1", "in_axes=2", "fortran", "in_axes=0"])
+@pytest.mark.parametrize("order", ["C", "F", "A", "K"])
+@pytest.mark.parametrize("of", ["input", "view of input", "computed"])
+def test_ravel_of_an_input_with_strided_examples(layout, order, of):
+    def f(x):
+        base = {"input": x, "view of input": x[::1], "computed": x * 1.0}[of]
+        r = np.ravel(base, order)
+        base[...] = 0.0  # a write after the ravel: seen through a view, not through a copy
+        return r
+
+    xs = np.arange(24.0).reshape(2, 3, 4)
+    in_axes = 0
+    if layout.startswith("in_axes"):
+        in_axes = int(layout[-1])
+        xs = np.ascontiguousarray(np.moveaxis(xs, 0, in_axes))
+    elif layout == "fortran":
+        xs = np.asfortranarray(xs)
+    got, want = _both(f, xs, in_axes=in_axes)
+    if of == "computed" and layout != "in_axes=0" and order in ("C", "A", "K"):
+        # the documented limitation the other way round (docs/semantics.md, 'View or copy'):
+        # a new value's examples are interleaved, so vmap copies where the loop views
+        return
+    assert_same(got, want)
+
+
+# ---- chunk_size ---------------------------------------------------------------------------------
+# With chunk_size, each chunk can be consistent on its own while the chunks' results differ in
+# shape (a mask that selects 4 elements in one chunk and 3 in the next): the per-example
+# results cannot be stacked, which is a BatchingError without chunks; with them, NumPy's
+# concatenate raised its ValueError.
+@pytest.mark.parametrize("chunk", [1, 2])
+def test_chunks_whose_results_differ_in_shape(chunk):
+    def f(x, m):
+        return x[:, m]
+
+    x = np.ones((3, 3, 4))
+    m = np.array([[True, True, True, True], [True, True, True, True],
+                  [True, False, True, True]])
+    with pytest.raises(bt.BatchingError, match="stack"):
+        bt.vmap(f, chunk_size=chunk)(x, m)
+    with pytest.raises(bt.BatchingError):
+        bt.vmap(f)(x, m)
+
+
+# A write of batched values into an array that is not batched (documented BatchingError), with
+# arguments NumPy refuses anyway: NumPy's error comes first, as in the loop (np.put,
+# np.put_along_axis, np.place, np.putmask and np.fill_diagonal raised the BatchingError first).
+SHARED_TARGET_BAD_ARGS = {
+    "put_along_axis, shapes": (lambda a, i, v: np.put_along_axis(a, i, v, 0), (3, 4), (2, 3),
+                               (1, 3)),
+    "put, bad mode": (lambda a, i, v: np.put(a, i, v, mode="bad"), (6,), (2,), (2,)),
+    "place, mask size": (lambda a, m, v: np.place(a, m > 0, v), (6,), (4,), (2,)),
+    "putmask, mask size": (lambda a, m, v: np.putmask(a, m > 0, v), (6,), (4,), (2,)),
+    "fill_diagonal, 1-d": (lambda a, m, v: np.fill_diagonal(a, v), (6,), (2,), ()),
+}
+
+
+@pytest.mark.parametrize("name", sorted(SHARED_TARGET_BAD_ARGS))
+def test_numpys_argument_errors_before_the_shared_target_error(name):
+    f, sa, si, sv = SHARED_TARGET_BAD_ARGS[name]
+    a = np.zeros(sa)
+    i = np.ones((2,) + si, np.intp)
+    v = np.ones((2,) + sv)
+
+    def g(a, i, v):
+        f(a, i, v)
+        return a
+
+    with pytest.raises(Exception) as loop_error:
+        loop_vmap(g, (None, 0, 0))(a.copy(), i, v)
+    assert not isinstance(loop_error.value, bt.BatchingError)
+    with pytest.raises(type(loop_error.value)):
+        bt.vmap(g, (None, 0, 0))(a.copy(), i, v)
+
+
+# The same with a batch of size 0: an empty read-only input shares no memory by NumPy's test,
+# so the read-only view of it was kept, and writing into the new array raised.
+def test_array_from_a_read_only_scalar_with_an_empty_batch():
+    def f(z):
+        v = z[...]
+        np.maximum(v, 0.25, out=v)
+        return v
+
+    xs = np.zeros(0)
+    xs.flags.writeable = False
+    got = bt.vmap(f)(xs)
+    assert got.shape == (0,) and got.dtype == np.float64
+
+
+# ---- more indexing ------------------------------------------------------------------------------
+# A batched boolean mask with no elements: NumPy does not check it against the axis it indexes
+# (x[np.zeros(0, bool)] of a (2, 3) x is (0, 3)); vmap raised "boolean index did not match".
+@pytest.mark.parametrize("key", ["m", "..., m, :", ":, m"])
+def test_empty_batched_mask_is_not_checked_against_its_axis(key):
+    f = eval(f"lambda x, m: x[{key}]")  # noqa: S307
+    xs = np.zeros((2, 2, 3))
+    ms = np.zeros((2, 0), bool)
+    got, want = _both(f, xs, ms)
+    assert_same(got, want)
+
+    def g(x, m):
+        x = x.copy()
+        exec(f"x[{key}] = 5.0")  # noqa: S102  (writes nothing)
+        return x
+
+    got, want = _both(g, xs, ms)
+    assert_same(got, want)
+
+
+# x[idx] = v with an index that repeats: per example the last value written stays (NumPy
+# writes in the index's order). With index or value arrays laid out backwards in memory
+# (negative strides), vmap's one batched assignment wrote in another order.
+@pytest.mark.parametrize("flip_index", [False, True])
+@pytest.mark.parametrize("flip_value", [False, True])
+@pytest.mark.parametrize("op", ["setitem", "put", "put_along_axis"])
+def test_repeated_indices_write_in_order(flip_index, flip_value, op):
+    def f(x, i, v):
+        x = x.copy()
+        if op == "setitem":
+            x[i] = v
+        elif op == "put":
+            np.put(x, i, v)
+        else:
+            np.put_along_axis(x, i, v, 0)
+        return x
+
+    def args():  # (fresh, keeping the negative strides)
+        idx = np.array([[2, 1, 2], [0, 0, 3], [1, 1, 1]], np.uint8)
+        vals = np.arange(9, dtype=np.float32).reshape(3, 3)
+        if flip_index:
+            idx = np.flip(np.flip(idx).copy())
+        if flip_value:
+            vals = np.flip(np.flip(vals, 1).copy(), 1)
+        return np.zeros((3, 4), np.float32), idx, vals
+
+    assert_same(bt.vmap(f)(*args()), loop_vmap(f)(*args()))
+
+
+# x[mask] = v with a mask batched at an outer level only and one value per example: a masked
+# copy, whatever the counts (vmap asked every outer example for the same count).
+def test_masked_write_with_an_outer_level_mask():
+    def f(x, m, v):
+        x = x.copy()
+        x[m] = v
+        return x
+
+    xs = np.arange(24.0).reshape(2, 2, 6)
+    ms = np.array([[False, False, True, True, True, False], [False, False, False, False, True,
+                                                             True]])
+    vs = np.array([[-1.0, 0.0], [5.0, 6.0]])
+    want = loop_vmap(loop_vmap(f, (0, None, 0)), (0, 0, 0))(xs, ms, vs)
+    got = bt.vmap(bt.vmap(f, (0, None, 0)), (0, 0, 0))(xs, ms, vs)
+    assert_same(got, want)
+
+
+# A batched value into a plain bool array with no example: bool() has no example to ask, and
+# its BatchingError came wrapped in NumPy's "setting an array element with a sequence"; now
+# the BatchingError itself (no example, so no rerun either).
+def test_batched_value_into_a_plain_bool_array_with_an_empty_batch():
+    def f(v):
+        out = np.zeros((), bool)
+        out[()] = v
+        return out
+
+    with pytest.raises(bt.BatchingError, match="batch size 0"):
+        bt.vmap(f)(np.zeros(0, bool))
+
+
+# np.place reads `vals` as it writes (NumPy makes no copy where vals overlaps arr): with vals
+# arr itself, a later selected element takes a value an earlier one already overwrote. vmap
+# read every value before writing.
+@pytest.mark.parametrize("vals", ["a", "a[::-1]", "a[1:]"])
+def test_place_with_values_overlapping_the_target(vals, silent_fallback):
+    def f(a, m):
+        a = a.copy()
+        np.place(a, m, eval(vals))  # noqa: S307
+        return a
+
+    xs = np.array([[1.5, -0.5, 2.5, 3.5, 0.5, 4.5], [1.0, 2.0, 3.0, 4.0, 5.0, 6.0]])
+    ms = np.array([[True, False, True, False, True, True], [False, True, True, True, False,
+                                                            True]])
+    got, want = _both(f, xs, ms)
+    assert_same(got, want)
+
+
+# ufunc.at into a read-only example: where every index picks one element NumPy checks the
+# indices first (IndexError; and then writes anyway, a NumPy bug), where each picks a subarray
+# it refuses the read-only target first (ValueError). vmap always checked the indices first.
+@pytest.mark.parametrize("shape, exc", [((5,), IndexError), ((5, 1), IndexError),
+                                        ((5, 3), ValueError)])
+@pytest.mark.parametrize("op", ["negative", "add"])
+def test_ufunc_at_into_a_read_only_example(shape, exc, op):
+    def f(a):
+        if op == "negative":
+            np.negative.at(a, [0, 5])
+        else:
+            np.add.at(a, [0, 5], 1)
+        return a
+
+    xs = _read_only(np.zeros((2,) + shape, np.int32))
+    with pytest.raises(exc):
+        loop_vmap(f)(xs)
+    with pytest.raises(exc):
+        bt.vmap(f)(xs)
+
+
+# np.einsum(..., out=o) computes in o's dtype (float16 operands into a complex128 out: at
+# complex128 precision). With only `out` batched, vmap computed the one result at the
+# operands' dtype and copied it, at float16 precision.
+def test_einsum_into_a_batched_out_of_another_dtype():
+    a = np.array([[2.72, -0.16, -0.62], [-1.29, -0.93, 2.79], [-0.2, 1.79, 2.5]], np.float16)
+    b = np.array([-0.095, 2.05, 0.852], np.float16)
+
+    def f(o):
+        o = o.copy()
+        np.einsum("ii,i->i", a, b, out=o)
+        return o
+
+    got, want = _both(f, np.zeros((2, 3), complex))
+    np.testing.assert_array_equal(got, want)
