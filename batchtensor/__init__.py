@@ -22,13 +22,15 @@ from . import numpy_random as _numpy_random  # noqa: F401  (numpy.random inside 
 from .api import vmap, vmap_level
 from .foreign import Primitive, batch_rule, primitive
 from .config import config
-from .errors import BatchingError, EscapedBatchedTensorError, PerformanceWarning
+from .errors import (BatchingError, EscapedBatchedTensorError, PerformanceWarning,
+                     SharedWriteError)
 from .registry import decomposition
 from .tensor import BatchedTensor
 
 __all__ = ["vmap", "vmap_level", "BatchedTensor", "batch_rule", "primitive", "Primitive", "boxed",
            "decomposition",
-           "random", "config", "PerformanceWarning", "BatchingError", "EscapedBatchedTensorError"]
+           "random", "config", "PerformanceWarning", "BatchingError", "EscapedBatchedTensorError",
+           "SharedWriteError"]
 __version__ = "0.1.0"
 
 

@@ -659,16 +659,27 @@ def test_masked_write_with_an_outer_level_mask():
 
 
 # A batched value into a plain bool array with no example: bool() has no example to ask, and
-# its BatchingError came wrapped in NumPy's "setting an array element with a sequence"; now
-# the BatchingError itself (no example, so no rerun either).
+# its BatchingError came wrapped in NumPy's "setting an array element with a sequence"; then
+# the BatchingError itself (no example, so no rerun either). An array made with np.zeros in
+# f's module is now a buffer, batched at that write: the result of no examples. One made
+# elsewhere (a plain array's copy) still gives that BatchingError.
 def test_batched_value_into_a_plain_bool_array_with_an_empty_batch():
     def f(v):
         out = np.zeros((), bool)
         out[()] = v
         return out
 
+    got = bt.vmap(f)(np.zeros(0, bool))
+    assert got.shape == (0,) and got.dtype == bool
+    template = np.zeros((), bool)
+
+    def g(v):
+        out = template.copy()
+        out[()] = v
+        return out
+
     with pytest.raises(bt.BatchingError, match="batch size 0"):
-        bt.vmap(f)(np.zeros(0, bool))
+        bt.vmap(g)(np.zeros(0, bool))
 
 
 # np.place reads `vals` as it writes (NumPy makes no copy where vals overlaps arr): with vals
@@ -723,3 +734,81 @@ def test_einsum_into_a_batched_out_of_another_dtype():
 
     got, want = _both(f, np.zeros((2, 3), complex))
     np.testing.assert_array_equal(got, want)
+
+
+# ---- found when the buffers, shared-state writes and the ndarray surface were merged --------
+# A function with no mapped argument (in_axes=None, axis_size=) that needs the per-example
+# rerun: the rerun's one-argument fast path read the first mapped argument, of which there was
+# none (IndexError). NumPy's TypeError from np.arange(array, 5) now starts that rerun.
+def test_rerun_of_a_function_with_no_mapped_argument():
+    def f(x):
+        return np.arange(x, 5, dtype=bool)  # more than two booleans: NumPy's TypeError
+
+    x = np.array(-1.3)
+    with pytest.raises(TypeError, match="booleans"):
+        loop_vmap(f, in_axes=None, axis_size=1)(x)
+    with pytest.raises(TypeError, match="booleans"):
+        bt.vmap(f, in_axes=None, axis_size=1, fallback="silent")(x)
+
+
+# A write of per-example values into an array not batched at that level, with no example:
+# nothing is written in the loop, and vmap raised the shared-write error.
+def test_shared_write_with_no_example_does_nothing():
+    def f(a0, a1):
+        y = a0.copy()
+        y.flat[1:7] = a1
+        return np.zeros_like(a0) + y
+
+    xs, vs = np.ones((0, 3, 4)), np.ones((0, 0, 6))
+    got = bt.vmap(bt.vmap(f, in_axes=(None, 0)), in_axes=(0, 0))(xs, vs)
+    assert got.shape == (0, 0, 3, 4) and got.dtype == np.float64
+
+
+# A read-only out= given to an op the per-example loop fallback serves (np.fft.rfft) is the
+# user's own read-only array: NumPy's ValueError, as in the loop, not the shared-write error.
+def test_loop_fallback_keeps_numpys_error_for_a_read_only_out():
+    a1 = np.arange(12.0).reshape(3, 4)
+    outs = np.zeros((2, 3, 3), complex)
+    outs.flags.writeable = False
+
+    def f(o, a):
+        return np.fft.rfft(a, out=o)
+
+    with pytest.raises(ValueError, match="read-only"):
+        loop_vmap(f, in_axes=(0, None))(outs, a1)
+    with pytest.raises(ValueError, match="read-only"):
+        bt.vmap(f, in_axes=(0, None))(outs, a1)
+
+
+# np.take(a, i, out=o) checks out's shape, then its dtype, then its writeability, before it
+# reads an index: vmap read the indices first (an IndexError where the loop raises about out).
+@pytest.mark.parametrize("out, exc", [
+    (np.zeros((2, 3, 2), complex), TypeError),  # complex out for a float take: 'safe' cast
+    (np.zeros((2, 3, 3)), ValueError),  # the wrong shape
+    ("read-only", ValueError),
+])
+def test_take_checks_out_before_the_indices(out, exc):
+    if isinstance(out, str):
+        out = np.zeros((2, 3, 2))
+        out.flags.writeable = False
+    a = np.arange(12.0).reshape(3, 4)
+
+    def f(o):
+        return np.take(a, [4, 2], axis=1, out=o)  # index 4 is out of bounds too
+
+    with pytest.raises(exc):
+        loop_vmap(f)(out)
+    with pytest.raises(exc):
+        bt.vmap(f)(out)
+
+
+# ndarray.resize of no examples reshaped with -1, which NumPy cannot infer from size 0.
+def test_resize_of_no_examples():
+    def f(x):
+        y = np.asfortranarray(x * 1)
+        y.resize((2, 7))
+        return y
+
+    assert_same(bt.vmap(f)(np.ones((0, 3, 4))), np.zeros((0, 2, 7)))
+    got, want = _both(f, np.arange(24.0).reshape(2, 3, 4))
+    assert_same(got, want)
