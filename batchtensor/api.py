@@ -492,7 +492,17 @@ def _into_shared_state(e: SharedWriteError, func: Any, leaves: list, axes: list)
         shared += list(getattr(func, "args", ()) or ())
         func = getattr(func, "func", None) or getattr(func, "__func__", None)
     arrays = [a for a in map(_innermost, shared) if isinstance(a, np.ndarray)]
-    return any(np.shares_memory(t, a) for t in targets for a in arrays)
+    return any(_overlap(t, a) for t in targets for a in arrays)
+
+
+def _overlap(a: np.ndarray, b: np.ndarray) -> bool:
+    """Whether ``a`` and ``b`` share memory; where the exact answer is too costly, yes."""
+    if not np.may_share_memory(a, b):
+        return False
+    try:
+        return bool(np.shares_memory(a, b, max_work=10_000))
+    except np.exceptions.TooHardError:
+        return True
 
 
 def _innermost(x: Any) -> Any:

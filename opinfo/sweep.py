@@ -523,6 +523,16 @@ LAYOUT_EXCLUDED = {
         "which write wins (it follows the memory order, so the loop's winner depends on the "
         "layout)"),
     **{(name, sample): (
+        ("negative", "F", "transposed"),
+        "the sample's indices repeat positions; NumPy does not define which of the repeated "
+        "writes wins, and per example it follows the index's logical order for 1-d indices and "
+        "the memory order for some others, so the loop's winner depends on the layout (vmap "
+        "writes in the logical order: rules.indexing.in_c_order)")
+       for name, sample in [("setitem", "2-d index, broadcast value"),
+                            ("setitem", "two indices"),
+                            ("put_along_axis", "axis=1"), ("put_along_axis", "axis=0"),
+                            ("put_along_axis", "axis=-1, duplicate indices")]},
+    **{(name, sample): (
         ("broadcast", "readonly"),
         "NumPy 2.4's ufunc.at writes into a read-only array with these indices (a NumPy bug; "
         "vmap raises NumPy's read-only error, docs/semantics.md)")

@@ -44,6 +44,10 @@ CAUSES = [
     Cause("base", "`x.base` is missing",
           "scipy.spatial.distance.squareform checks `a.base`; BatchedTensor has no `base`.",
           r"no attribute 'base'"),
+    Cause("array-interface", "`x.__array_interface__` of a batched value (stride tricks)",
+          "`np.lib.stride_tricks.as_strided` and code that reads the memory interface see one "
+          "array in memory; the batch's would show its batch axis as data, so vmap raises.",
+          r"__array_interface__: the memory interface"),
     Cause("unhashable", "elements of a batched array are hashed (`set(y)`)",
           "scikit-learn's `unique_labels` builds a `set` of the labels by iterating the "
           "array. Iterating a 1-d ndarray gives hashable NumPy scalars; iterating a batched "

@@ -87,7 +87,8 @@ def fake_library():
     mod.writes = lambda x: (x.__setitem__(0, 1.0) if batched(x) else None) or x.sum()
     mod.good = lambda x: np.cumsum(x) - x.mean()  # vectorised and right
     mod.converts = lambda x: x * float(np.sum(x))  # right through the rerun
-    mod.breaks = lambda x: x.flat[0]  # an error (no `flat`)
+    # an error: the memory interface of a batched value (stride tricks)
+    mod.breaks = lambda x: np.lib.stride_tricks.as_strided(x, (2,), (x.strides[0],)).sum()
     sys.modules["fake_library"] = mod
     yield mod
     del sys.modules["fake_library"]
@@ -112,7 +113,7 @@ def test_harness_tells_vectorised_rerun_and_error_apart(fake_library):
     assert cause_of(rerun[0])[0] == "float"
     broken = run_entry(_fake("breaks"))
     assert {o.status for o in broken} == {Status.ERROR}
-    assert cause_of(broken[0])[0] == "flat"
+    assert cause_of(broken[0])[0] == "array-interface"
 
 
 def test_harness_reports_a_per_op_loop(fake_library):
