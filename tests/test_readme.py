@@ -33,3 +33,14 @@ def test_readme_examples_run():
     with pytest.warns(bt.PerformanceWarning, match="reruns once per example"):
         got = bt.vmap(bad)(xs)
     assert (got[:, 0] == xs[:, 0]).all() and (got[:, 1:] == 0).all()
+
+
+@pytest.mark.parametrize("page", ["running_existing_code.md"])
+def test_docs_examples_run(page):
+    """The Python blocks of a docs page run as written (one namespace, in order)."""
+    text = (README.parent / "docs" / page).read_text()
+    blocks = re.findall(r"```python\n(.*?)```", text, re.S)
+    assert blocks
+    namespace: dict = {}
+    for block in blocks:
+        exec(compile(block, page, "exec"), namespace)  # noqa: S102
