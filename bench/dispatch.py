@@ -56,6 +56,17 @@ def timeit(fn, number: int) -> float:
     return (time.perf_counter() - t0) / number
 
 
+def against_the_loop(methods: dict, repeat: int, number: int = 3) -> dict:
+    """Median seconds per call of each method (one of them ``"loop"``), timed interleaved
+    ``repeat`` times so that drift hits every method alike, and each median over the loop's."""
+    samples: dict = {k: [] for k in methods}
+    for _ in range(repeat):
+        for k, fn in methods.items():
+            samples[k].append(timeit(fn, number))
+    med = {k: statistics.median(v) for k, v in samples.items()}
+    return {"median_s": med, "ratio": {k: v / med["loop"] for k, v in med.items()}}
+
+
 def measure(batch: int, size: int, n_ops: int, repeat: int) -> dict:
     rng = np.random.default_rng(0)
     xs = rng.normal(size=(batch, size))

@@ -16,7 +16,6 @@ from __future__ import annotations
 
 import argparse
 import json
-import statistics
 import sys
 from pathlib import Path
 
@@ -25,7 +24,7 @@ import numpy as np
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 import batchtensor as bt  # noqa: E402
-from dispatch import timeit  # noqa: E402
+from dispatch import against_the_loop  # noqa: E402
 from rerun import _rerun_only  # noqa: E402
 
 
@@ -88,12 +87,7 @@ def measure(batch: int, size: int, repeat: int) -> dict:
             np.testing.assert_allclose(got, want, rtol=1e-12)
         methods = {"loop": lambda: np.stack([f(x) for x in xs]), "bt.vmap": lambda: vf(xs),
                    "rerun": lambda: _rerun_only(f, xs), "numpy": lambda: by_hand(xs)}
-        samples = {k: [] for k in methods}
-        for _ in range(repeat):
-            for k, fn in methods.items():
-                samples[k].append(timeit(fn, 3))
-        med = {k: statistics.median(v) for k, v in samples.items()}
-        results[name] = {"median_s": med, "ratio": {k: v / med["loop"] for k, v in med.items()}}
+        results[name] = against_the_loop(methods, repeat)
     return results
 
 

@@ -18,7 +18,6 @@ from __future__ import annotations
 
 import argparse
 import json
-import statistics
 import sys
 import warnings
 from pathlib import Path
@@ -28,7 +27,7 @@ import numpy as np
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 import batchtensor as bt  # noqa: E402
-from dispatch import timeit  # noqa: E402
+from dispatch import against_the_loop  # noqa: E402
 
 SHAPE = (16,)
 
@@ -123,13 +122,7 @@ def checked(batch: int) -> dict:
 def measure(batch: int, repeat: int) -> dict:
     results = {}
     for name, methods in checked(batch).items():  # the loop's numbers before any timing
-        samples = {k: [] for k in methods}
-        for _ in range(repeat):
-            for k, fn in methods.items():
-                samples[k].append(timeit(fn, 3))
-        med = {k: statistics.median(v) for k, v in samples.items()}
-        results[name] = {"median_s": med,
-                         "ratio": {k: v / med["loop"] for k, v in med.items()}}
+        results[name] = against_the_loop(methods, repeat)
     return results
 
 

@@ -19,7 +19,6 @@ from __future__ import annotations
 
 import argparse
 import json
-import statistics
 import sys
 from pathlib import Path
 
@@ -28,7 +27,7 @@ import numpy as np
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 import batchtensor as bt  # noqa: E402
-from dispatch import timeit  # noqa: E402
+from dispatch import against_the_loop  # noqa: E402
 
 
 def scale_by_norm(x):
@@ -95,13 +94,7 @@ def measure(batch: int, repeat: int) -> dict:
         methods = {"loop": lambda: np.stack([f(x) for x in xs]),
                    "bt.vmap": lambda: vf(xs),
                    "bt.vmap rerun only": lambda: _rerun_only(f, xs)}
-        samples = {k: [] for k in methods}
-        for _ in range(repeat):
-            for k, fn in methods.items():
-                samples[k].append(timeit(fn, 3))
-        med = {k: statistics.median(v) for k, v in samples.items()}
-        results[name] = {"median_s": med,
-                         "ratio": {k: v / med["loop"] for k, v in med.items()}}
+        results[name] = against_the_loop(methods, repeat)
     return results
 
 
