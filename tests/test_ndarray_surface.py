@@ -295,6 +295,27 @@ def test_flags_printing_and_equality():
             x.flags.c_contiguous = False
 
 
+FLAG_NAMES = sorted(a for a in dir(np.ones(1).flags) if not a.startswith("_"))
+
+
+@pytest.mark.parametrize("make, owner_known", [
+    (lambda x: x, True),  # the caller's memory: owndata False
+    (lambda x: x * 2, True),  # a fresh value: owndata True
+    (lambda x: x[:, ::2], True),  # a view of the caller's memory
+    (lambda x: (x * 2).T, False),  # a view of a value made inside f: owndata raises
+])
+def test_every_flag_of_numpy_is_the_loops(make, owner_known):
+    """Every public attribute of numpy's flagsobj (``fortran``, ``contiguous``, ``num``...)."""
+    xs = rng.normal(size=(3, 4, 2))
+    names = [n for n in FLAG_NAMES if owner_known or n not in ("owndata", "num")]
+
+    def f(x):
+        y = make(x)
+        return tuple(np.asarray(getattr(y.flags, n)) for n in names)
+
+    assert_same(bt.vmap(f)(xs), loop_vmap(f)(xs))
+
+
 # ---- writeability: setflags, flags.writeable = ---------------------------------------------------
 def test_setflags_makes_the_example_read_only_not_the_callers_array():
     xs = rng.normal(size=(3, 4))

@@ -175,6 +175,16 @@ class ExampleFlags:
     def forc(self) -> bool:
         return self.f_contiguous or self.c_contiguous
 
+    contiguous = c_contiguous  # NumPy's older names
+    fortran = f_contiguous
+
+    @property
+    def num(self) -> int:
+        """The flags as NumPy's bit mask (``NPY_ARRAY_C_CONTIGUOUS`` = 1, ...)."""
+        bits = ((self.c_contiguous, 0x1), (self.f_contiguous, 0x2), (self.owndata, 0x4),
+                (self.aligned, 0x100), (self.writeable, 0x400), (self.writebackifcopy, 0x2000))
+        return sum(bit for on, bit in bits if on)
+
     def __getitem__(self, key: str) -> bool:
         name = _KEYS.get(key.upper() if isinstance(key, str) else key)
         if name is None:
