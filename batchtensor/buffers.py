@@ -17,8 +17,12 @@ Only the function's own module sees the makers: its globals bound to the ``numpy
 to a maker, ``from numpy import zeros``) are swapped, for the pass, for a stand-in module whose
 makers make buffers. Compiled code that creates arrays itself (``Generator.normal`` calls
 ``np.empty`` and writes through the raw pointer) must get real ndarrays, and it reaches NumPy
-through its own reference to the module, which is untouched; so do NumPy's and SciPy's Python
-layers, and any other module.
+through its own reference to the module, which is untouched; so do NumPy's Python layer and
+any other module. The function's module may be a library's (``bt.vmap(scipy.stats.norm.cdf)``:
+SciPy's ``_distn_infrastructure`` fills ``zeros(...)`` with ``place``): there too the buffers
+keep the fills vectorised (the real-code corpus: 143 of 404 functions fully vectorised with
+SciPy's modules left out, 172 with them, none wrong), and a buffer that reaches compiled code
+is refused there, which reruns.
 
 Promotion must not leave anyone holding the old plain array: a view taken earlier
 (``row = out[0]``), or the array handed out by ``np.asarray(out)``, would no longer see the
@@ -429,7 +433,6 @@ _lock = threading.Lock()
 _swapped: dict[int, list] = {}  # id(globals) -> [passes running, [(name, original, stand-in)]]
 _bound: dict[int, tuple] = {}  # id(globals) -> the names to swap there, learnt once
 _NOT_SWAPPED = ("numpy", "batchtensor")  # NumPy's own code needs NumPy's own functions
-_NO_BUFFERS = ("scipy",)  # its Python layer hands its arrays to compiled code
 
 
 def module_of(func: Any) -> dict | None:
@@ -458,20 +461,19 @@ def _converters() -> dict[int, Any]:
 _CONVERTERS: dict[int, Any] = {}
 
 
-def _stand_in_for(value: Any, buffers: bool) -> Any:
-    if buffers:
-        if value is np:
-            return _STAND_IN
-        maker = _MAKERS.get(id(value))
-        if maker is not None:
-            return maker
+def _stand_in_for(value: Any) -> Any:
+    if value is np:
+        return _STAND_IN
+    maker = _MAKERS.get(id(value))
+    if maker is not None:
+        return maker
     return _converters().get(id(value))
 
 
 def enter(g: dict | None) -> dict | None:
     """A vmap pass of a function of the module with globals ``g`` (``module_of``) starts: its
     names for NumPy become the stand-in's, and its names for NumPy's conversion functions the
-    conversions' (SciPy's modules: only those). Returns what ``leave`` takes."""
+    conversions'. Returns what ``leave`` takes."""
     if g is None or not config.intercept_numpy:
         return None
     key = id(g)
@@ -481,12 +483,9 @@ def enter(g: dict | None) -> dict | None:
         if entry is None:
             names = _bound.get(key)
             if names is None:  # learnt once per module (a name bound later is not seen)
-                buffers = not str(g.get("__name__", "")).startswith(_NO_BUFFERS)
-                names = _bound[key] = tuple(
-                    (n, buffers) for n, v in list(g.items())
-                    if _stand_in_for(v, buffers) is not None)
-            swaps = [(n, v, _stand_in_for(v, b)) for n, v, b in
-                     ((n, g.get(n), b) for n, b in names)]
+                names = _bound[key] = tuple(n for n, v in list(g.items())
+                                            if _stand_in_for(v) is not None)
+            swaps = [(n, v, _stand_in_for(v)) for n, v in ((n, g.get(n)) for n in names)]
             swaps = [t for t in swaps if t[2] is not None]
             if not swaps:
                 return None
