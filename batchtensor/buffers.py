@@ -50,7 +50,7 @@ import numpy as np
 from . import conversions
 from .config import config
 from .dispatch import WRITES_FIRST_ARGUMENT, function_call
-from .levels import Level, current_level
+from .levels import Level, active_levels, current_level
 from .registry import ALIASES
 from .tensor import BatchedTensor
 
@@ -66,7 +66,9 @@ def _level_for_buffers() -> Level | None:
     level = current_level()
     if level is None or level.buffers is None:
         return None
-    level.buffers = True  # made one: a TypeError in this pass reruns (api)
+    for passing in active_levels():  # an outer pass made it too, through its inner vmap
+        if passing.buffers is False:
+            passing.buffers = True  # made one: a Type/ValueError in the pass reruns (api)
     return level
 
 

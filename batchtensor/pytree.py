@@ -35,11 +35,39 @@ def _children(x: Any):
         keys = list(x)
         return keys, [x[k] for k in keys], (lambda cs, keys=keys: dict(zip(keys, cs)))
     if is_namedtuple(x):
+        extra = getattr(x, "__dict__", None)
+        if extra:
+            return _tuple_with_attributes(x, t, extra)
         return x._fields, list(x), (lambda cs, t=t: t(*cs))
     if isinstance(x, dict):  # OrderedDict, defaultdict: keep the type where it can be rebuilt
         keys = list(x)
         return keys, [x[k] for k in keys], (lambda cs, keys=keys, t=t: t(zip(keys, cs)))
     return None
+
+
+def _tuple_with_attributes(x: Any, t: type, extra: dict):
+    """A namedtuple-like result that keeps more fields as attributes (SciPy's ``TtestResult``,
+    ``KstestResult``: ``t(*fields)`` cannot rebuild them). Its numbers and arrays are children,
+    its other attributes (a dtype, a module) stay as they are; it is rebuilt as pickle rebuilds
+    it: ``t.__new__`` with the fields (and SciPy's ``_extra_fields`` by keyword), then the
+    attributes."""
+    data = [k for k, v in extra.items() if _is_data(v)]
+    fixed = {k: v for k, v in extra.items() if k not in data}
+    n, by_keyword = len(x), tuple(getattr(t, "_extra_fields", ()))
+
+    def rebuild(cs, t=t, n=n, data=data, fixed=fixed, by_keyword=by_keyword):
+        attributes = {**fixed, **dict(zip(data, cs[n:]))}
+        obj = t.__new__(t, *cs[:n], **{k: attributes[k] for k in by_keyword})
+        obj.__dict__.update(attributes)
+        return obj
+
+    return list(x._fields) + data, list(x) + [extra[k] for k in data], rebuild
+
+
+def _is_data(v: Any) -> bool:
+    """An array (anything with ``__array_function__``), a NumPy scalar or a Python number."""
+    return hasattr(v, "__array_function__") or type(v) in (int, float, complex, bool) or (
+        hasattr(v, "dtype") and hasattr(v, "item") and not isinstance(v, type))
 
 
 class TreeDef:

@@ -44,6 +44,11 @@ CAUSES = [
     Cause("base", "`x.base` is missing",
           "scipy.spatial.distance.squareform checks `a.base`; BatchedTensor has no `base`.",
           r"no attribute 'base'"),
+    Cause("scalar-target", "a write into a 0-d value taken for a NumPy scalar per example",
+          "array_api_extra's `at(x, idx).set(y)` writes `x[idx] = y` into a 0-d copy it made of "
+          "a reduction's result; vmap keeps that result a NumPy scalar per example (as NumPy's "
+          "reductions return), so the write is refused, where the loop's copy is a 0-d array.",
+          r"the target is a NumPy scalar in each example"),
     Cause("array-interface", "`x.__array_interface__` of a batched value (stride tricks)",
           "`np.lib.stride_tricks.as_strided` and code that reads the memory interface see one "
           "array in memory; the batch's would show its batch axis as data, so vmap raises.",

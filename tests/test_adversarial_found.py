@@ -812,3 +812,63 @@ def test_resize_of_no_examples():
     assert_same(bt.vmap(f)(np.ones((0, 3, 4))), np.zeros((0, 2, 7)))
     got, want = _both(f, np.arange(24.0).reshape(2, 3, 4))
     assert_same(got, want)
+
+
+# scipy.fft's one-axis transforms of 0-d examples (a 1-d input at in_axes=0): SciPy raises its
+# own error per example (TypeError for complex ihfft, IndexError for the others); the rule
+# normalised axis -1 against no axis and raised AxisError.
+@pytest.mark.parametrize("name", ["ihfft", "fft", "dct"])
+@pytest.mark.parametrize("dtype", [np.complex64, np.float64])
+def test_scipy_fft_of_zero_d_examples_raises_scipys_error(name, dtype):
+    fft = pytest.importorskip("scipy.fft", reason="the SciPy rules need SciPy")
+    if name == "dct" and dtype is np.complex64:
+        pytest.skip("dct of a complex input: SciPy transforms the parts (not this finding)")
+    fn = getattr(fft, name)
+    xs = np.array([0.5, -1.5], dtype)
+    with pytest.raises(Exception) as loop_error:
+        loop_vmap(fn)(xs)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", bt.PerformanceWarning)
+        with pytest.raises(type(loop_error.value)):
+            bt.vmap(fn)(xs)
+
+
+# ndarray.resize of a nested batched value that a view holds: the refcount check looked at the
+# outer BatchedTensor only, which the view does not hold (it holds the physical array), so vmap
+# resized where the loop raises.
+def test_resize_of_a_referenced_value_under_a_nested_vmap():
+    def f(x):
+        y = x.copy()
+        view = y[:1]
+        y.resize((2, 8))
+        return view
+
+    xs = np.arange(72.0).reshape(2, 3, 3, 4)
+    with pytest.raises(ValueError, match="referenced"):
+        loop_vmap(loop_vmap(f))(xs)
+    with pytest.raises(ValueError, match="referenced"):
+        bt.vmap(bt.vmap(f))(xs)
+    g = lambda x: (lambda y: (y.resize((2, 8)), y)[1])(x.copy())  # noqa: E731
+    assert_same(bt.vmap(bt.vmap(g))(xs), loop_vmap(loop_vmap(g))(xs))
+
+
+# scipy.special.logsumexp of 0-d examples: axis=None reduced no example axis, and SciPy took
+# axes () for every axis, reducing the batch too (shape (1,) for a batch of none).
+@pytest.mark.parametrize("kw", [{}, {"keepdims": True}, {"return_sign": True}])
+@pytest.mark.parametrize("n", [0, 2])
+def test_logsumexp_of_zero_d_examples(kw, n):
+    special = pytest.importorskip("scipy.special", reason="the SciPy rules need SciPy")
+    if n == 0 and kw.get("return_sign"):
+        pytest.skip("no example, complex input: SciPy's sign of an empty complex array is "
+                    "complex, of one element real; vmap has no example to learn it from")
+    f = lambda x: special.logsumexp(x, **kw)  # noqa: E731
+    xs = np.array([-4 - 4j, -1.5 - 0.5j])
+    want = loop_vmap(f)(xs)  # (shapes of no example: those of the two, with 0 in front)
+    got = bt.vmap(f)(xs[:n])
+    if n:
+        assert_same(got, want)
+        return
+    if not kw.get("return_sign"):
+        got, want = (got,), (want,)
+    for g, w in zip(got, want):
+        assert g.shape == (0,) + np.shape(w)[1:] and g.dtype == np.asarray(w).dtype

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import warnings
 from collections import namedtuple
 
 import numpy as np
@@ -328,3 +329,26 @@ def _plain(spec):
     if isinstance(spec, np.integer):
         return int(spec)
     return type(spec)(int(s) for s in spec)
+
+
+def test_scipy_result_objects_with_more_fields_than_the_tuple():
+    """SciPy's TtestResult / KstestResult are namedtuples that keep more fields as attributes
+    (``df``, ``statistic_location``): the output is one such object whose every field and
+    numeric attribute is the loop's, stacked; its other attributes are as one example has them."""
+    st = pytest.importorskip("scipy.stats", reason="SciPy's result objects need SciPy")
+    rng = np.random.default_rng(3)
+    xs, ys = rng.normal(size=(4, 10)), rng.normal(size=(4, 12))
+    for f, args in [(lambda x: st.ttest_1samp(x, 0.1), (xs,)), (st.ks_2samp, (xs, ys)),
+                    (st.ttest_ind, (xs, ys[:, :10]))]:
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore", bt.PerformanceWarning)
+            got = bt.vmap(f)(*args)
+        want = [f(*a) for a in zip(*args)]
+        assert type(got) is type(want[0])
+        for i in range(len(got)):
+            np.testing.assert_allclose(got[i], [w[i] for w in want], rtol=1e-12)
+        for k, v in vars(want[0]).items():
+            if isinstance(v, (np.generic, np.ndarray, int, float)):
+                np.testing.assert_allclose(getattr(got, k), [getattr(w, k) for w in want])
+            else:
+                assert getattr(got, k) == v or getattr(got, k) is v, k

@@ -310,6 +310,19 @@ def byteswap_rule(level, args, kwargs):
 
 
 # ---- resize -------------------------------------------------------------------------------------
+def _referenced(x: BatchedTensor) -> bool:
+    """Whether anything but ``x`` holds its physical value, at any level of nesting (a view
+    holds the array it views): each holds two references, its holder's slot and the
+    ``getrefcount`` argument."""
+    v = x._value
+    while True:
+        if sys.getrefcount(v) > 3:  # + this frame's name for it
+            return True
+        if type(v) is not BatchedTensor:
+            return False
+        v = v._value
+
+
 @batch_rule(ndarray_resize, raw=True)
 def resize_rule(level, args, kwargs):
     x, new_shape = args
@@ -324,7 +337,7 @@ def resize_rule(level, args, kwargs):
         raise ValueError("negative dimensions not allowed")
     if not example_owns_memory(x, "x.resize(...)"):
         raise ValueError("cannot resize this array: it does not own its data")
-    if refcheck and sys.getrefcount(x._value) > 2:  # the slot and the call's argument
+    if refcheck and _referenced(x):
         raise ValueError("cannot resize an array that references or is referenced\nby "
                          "another array in this way.\nUse the np.resize function or "
                          "refcheck=False")

@@ -40,6 +40,7 @@ def _one_axis(name: str):
 
     @scipy_rule(getattr(fft, name))
     def rule(x, x_bdim, n=None, axis=-1, norm=None, overwrite_x=False, *args, **kwargs):
+        require(logical_rank(x, x_bdim) > 0, "0-d examples: SciPy's own error per example")
         ax = front_axis(axis, logical_rank(x, x_bdim))
         if overwrite_x:
             writes_into(x)
@@ -69,6 +70,7 @@ def _real_one_axis(name: str):
     @scipy_rule(getattr(fft, name))
     def rule(x, x_bdim, type=2, n=None, axis=-1, norm=None, overwrite_x=False, *args,
              **kwargs):
+        require(logical_rank(x, x_bdim) > 0, "0-d examples: SciPy's own error per example")
         ax = front_axis(axis, logical_rank(x, x_bdim))
         if overwrite_x:
             writes_into(x)

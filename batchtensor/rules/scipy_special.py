@@ -24,7 +24,12 @@ def logsumexp_rule(a, a_bdim, axis=None, b=None, b_bdim=None, keepdims=False,
     a = batch_outermost(front(a, a_bdim, size), 0)
     if b_bdim is not None:
         b = pad_to_rank(front(b, b_bdim, size), nd)
-    res = call(special, "logsumexp")(a, front_axes(axis, nd), b, keepdims, return_sign)
+    axes = front_axes(axis, nd)
+    if nd == 0:  # 0-d examples: one element each (axes () would reduce the batch as well)
+        a, axes = a[:, None], (1,)  # (keepdims: SciPy gives a 0-d example shape (1,))
+        if b_bdim is not None:
+            b = b[:, None]
+    res = call(special, "logsumexp")(a, axes, b, keepdims, return_sign)
     return ((res[0], 0), (res[1], 0)) if return_sign else (res, 0)
 
 
