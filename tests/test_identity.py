@@ -72,6 +72,20 @@ def test_isinstance_ndarray_answers_as_for_one_example(name):
     vectorised(lambda x: np.bool_(isinstance(g(x), np.ndarray)), XS)
 
 
+@pytest.mark.parametrize("name", list(PER_EXAMPLE))
+def test_isinstance_ndarray_answers_as_for_one_example_nested(name):
+    g = PER_EXAMPLE[name]
+
+    def f(x):
+        return np.bool_(isinstance(g(x), np.ndarray))
+
+    xs = RNG.normal(size=(2, 3, 5, 3))
+    with warnings.catch_warnings():
+        warnings.simplefilter("error", bt.PerformanceWarning)
+        got = bt.vmap(bt.vmap(f, fallback="error"), fallback="error")(xs)
+    assert_same(got, loop_vmap(loop_vmap(f))(xs))
+
+
 def test_an_array_made_in_f_is_an_ndarray_before_and_after_its_batched_write():
     seen = []
 
