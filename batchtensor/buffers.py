@@ -34,7 +34,8 @@ argument raises TypeError): vmap reruns a pass that made buffers and then raised
 not of batchtensor's making.
 
 ``isinstance(out, np.ndarray)`` is True for a LocalBuffer (its ``__class__`` says so, as the
-plain array it stands for); ``type(out)`` is LocalBuffer.
+plain array it stands for); ``type(out)`` is LocalBuffer. Promoted, it is a BatchedTensor, whose
+``__class__`` answers the same for array examples.
 """
 
 from __future__ import annotations

@@ -25,9 +25,9 @@ from .errors import BatchingError, note_refusal
 from .levels import Level, current_level
 from .registry import ALIASES, RECORDERS, Path, defers_to_us, record, slots
 
-__all__ = ["BatchedTensor", "new_batched", "enter", "scalar_per_example", "plain_array",
-           "reshape_view",
-           "transpose_view", "ints_or_sequence", "ndarray_transpose", "ndarray_astype",
+__all__ = ["BatchedTensor", "new_batched", "is_plain_array", "enter", "scalar_per_example",
+           "plain_array", "reshape_view", "transpose_view", "ints_or_sequence",
+           "ndarray_transpose", "ndarray_astype",
            "ndarray_fill", "MethodOp", "AttributeOp", "FlatIter", "NOT_PER_EXAMPLE",
            "CONVERSIONS", "ndarray_view", "ndarray_byteswap", "ndarray_getfield",
            "ndarray_resize", "ndarray_strides", "ndarray_flags", "ndarray_base",
@@ -77,7 +77,7 @@ class BatchedTensor:
             )
         if isinstance(value, np.generic):
             value = np.asarray(value)
-        elif isinstance(value, np.ndarray):
+        elif is_plain_array(value):
             value = plain_array(value, "BatchedTensor: the value")
         if type(value) is BatchedTensor and value._level.id >= level.id:
             raise BatchingError(
@@ -172,6 +172,26 @@ class BatchedTensor:
     @imag.setter
     def imag(self, value) -> None:
         self.imag[...] = value
+
+    # ---- type identity ----------------------------------------------------------------------
+    @property
+    def __class__(self):
+        """What ``isinstance`` asks when ``type(x)`` does not answer: the backend's array class
+        (``numpy.ndarray``; CuPy's or the ONNX recorder's for theirs: the class of the
+        innermost physical value), or BatchedTensor where each example is a NumPy scalar.
+
+        Real code checks its input with ``isinstance(X, np.ndarray)`` and raises its own error
+        otherwise, which no rerun can help; one example *is* an ndarray, so the check passes.
+        ``type(x)`` stays BatchedTensor, so NumPy's C code, compiled code and every ``type(x)
+        is`` check (dispatch included) see no ndarray, and a conversion still raises (the
+        rerun). A NumPy scalar example is no ndarray, and the answer is the loop's: False.
+        batchtensor's own code tells plain from batched by type (``is_plain_array``)."""
+        v = self._value
+        if v.ndim == 1 and not getattr(self, "_array0d", False):
+            return BatchedTensor  # a NumPy scalar per example (scalar_per_example)
+        while type(v) is BatchedTensor:
+            v = v._value
+        return type(v)
 
     # ---- batch metadata ---------------------------------------------------------------------
     @property
@@ -926,6 +946,15 @@ def plain_array(x: np.ndarray, what: str) -> np.ndarray:
         f"because a subclass's own behaviour (units, masks, fields as attributes...) would not "
         f"carry over to the slices of a batch. Pass x.view(np.ndarray) to batch its data as a "
         f"plain array.")
+
+
+def is_plain_array(x: Any) -> bool:
+    """``isinstance(x, np.ndarray)`` but False for a BatchedTensor: a NumPy array (or a
+    subclass), or an array ``f`` made that is not batched yet (``buffers.LocalBuffer``).
+
+    ``isinstance(x, np.ndarray)`` alone is True for a batched value (``BatchedTensor``'s
+    ``__class__``), so batchtensor's own code never uses it to tell plain from batched."""
+    return type(x) is not BatchedTensor and isinstance(x, np.ndarray)
 
 
 def new_batched(value: Any, bdim: int, level: Level) -> BatchedTensor:

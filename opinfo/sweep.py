@@ -42,6 +42,7 @@ import batchtensor as bt
 from batchtensor.errors import swallowed_refusal
 from batchtensor.registry import record_paths
 from batchtensor.pytree import flatten, unflatten
+from batchtensor.tensor import is_plain_array
 
 from .core import OpInfo, SampleInput
 
@@ -231,7 +232,7 @@ def compare(info: OpInfo, dtype, got, want, where: str) -> None:
             if not (g is w or g == w):
                 raise SweepFailure(f"{where}: output {k}: vmap gave {g!r}, the loop {w!r}")
             continue
-        if not isinstance(g, np.ndarray):
+        if not is_plain_array(g):
             raise SweepFailure(f"{where}: output {k} is a {type(g).__name__}, not an ndarray")
         if g.shape != w.shape:
             raise SweepFailure(f"{where}: output {k} has shape {g.shape}, the loop {w.shape}")

@@ -28,6 +28,7 @@ import numpy as np
 import batchtensor as bt
 from batchtensor.pytree import flatten
 from batchtensor.registry import record_paths
+from batchtensor.tensor import is_plain_array
 
 __all__ = ["Entry", "Status", "Outcome", "VARIANTS", "BATCH", "NESTED", "run_case", "run_entry",
            "cases", "compare", "Unavailable"]
@@ -173,7 +174,7 @@ def compare(got: Any, want: Any, rtol: float | None = None, kind: type | None = 
         return f"{len(gl)} result arrays, the loop has {len(wl)}"
     for k, (g, w) in enumerate(zip(gl, wl)):
         at = f"result {k}: " if len(wl) > 1 else ""
-        if not isinstance(g, np.ndarray):
+        if not is_plain_array(g):
             return f"{at}a {type(g).__name__}, not an ndarray"
         if g.shape != w.shape:
             return f"{at}shape {g.shape}, the loop's {w.shape}"

@@ -10,6 +10,7 @@ import numpy as np
 from ..errors import unbatched_out_error
 from ..plumbing import innermost, scan_level, unwrap, wrap
 from ..registry import RECORDERS, Path, op_name, record, slots
+from ..tensor import is_plain_array
 from ..rules._helpers import (NoValue, dry_run, ensure_bdim, logical_rank, move_bdim_to_front,
                               pad_to_rank, physical_axis, require, wrap_axis)
 from .reduction import REDUCE, SCAN, reduce_physical
@@ -129,7 +130,7 @@ def _index_kind(i) -> str:
         return "slice"
     if i is Ellipsis:
         return "ellipsis"
-    if isinstance(i, (list, np.ndarray)):
+    if isinstance(i, list) or is_plain_array(i):
         return "array"
     return "other"
 

@@ -17,7 +17,7 @@ from ..api import VmapFunction, unwrap_outputs, vmap, vmap_level
 from ..config import config
 from ..errors import BatchingError
 from ..pytree import broadcast_prefix, flatten, leaf_paths, unflatten
-from ..tensor import BatchedTensor, new_batched
+from ..tensor import BatchedTensor, is_plain_array, new_batched
 from .errors import BatchSizeLeakError, ExportError, ExportValidationError
 from .graph import Graph, Symbol
 from .kernels import ir_version_for, onnx_type
@@ -94,7 +94,7 @@ class _Plan:
                 if ax is None:
                     continue
                 leaf = self.leaves[i]
-                if not isinstance(leaf, np.ndarray):
+                if not is_plain_array(leaf):
                     raise ValueError(f"bt.onnx.export: argument leaf {i} is mapped by in_axes "
                                      f"but is a {type(leaf).__name__}, not a NumPy array")
                 remaining = [a for a in range(leaf.ndim) if a not in
@@ -123,7 +123,7 @@ class _Plan:
     def static_dims(self) -> set:
         dims: set = set()
         for i, leaf in enumerate(self.leaves):
-            if isinstance(leaf, np.ndarray):
+            if is_plain_array(leaf):
                 mapped = {p for _, p in self.maps[i]}
                 dims.update(d for a, d in enumerate(leaf.shape) if a not in mapped)
         return dims
@@ -158,7 +158,8 @@ def _choose_sizes(plan: _Plan, trace_batch_size: Any) -> list[Symbol]:
 
 
 def _const_leaf(x: Any) -> Any:
-    if isinstance(x, (np.ndarray, np.generic, bool, int, float)) and not isinstance(x, SymDim):
+    if (is_plain_array(x) or isinstance(x, (np.generic, bool, int, float))) \
+            and not isinstance(x, SymDim):
         a = np.asarray(x)
         return TArray(a, a.copy(), None)
     return x

@@ -75,7 +75,8 @@ def example_owns_memory(x: BatchedTensor, what: str) -> bool:
     None``): a NumPy scalar does; a view of a vmap input's memory does not; a value computed
     inside the function does if its physical array owns its memory (a rule makes views
     exactly where NumPy does). A view of memory made inside the function may be the loop's
-    view of another value or a fresh result laid out by a rule: a BatchingError then."""
+    view of another value or a fresh result laid out by a rule: a BatchingError then, which,
+    as a conversion does, makes vmap rerun the function per example, where NumPy answers."""
     if scalar_per_example(x):
         return True
     phys = innermost(x)
@@ -83,12 +84,16 @@ def example_owns_memory(x: BatchedTensor, what: str) -> bool:
         return False
     if getattr(phys, "base", None) is None:
         return True
-    raise BatchingError(
+    err = BatchingError(
         f"{what} of a value computed inside the vmapped function that views other memory: "
         f"the loop's example may view another value made inside the function or own fresh "
         f"memory, and vmap does not track which. Test sharing with np.shares_memory(a, b) "
         f"or np.may_share_memory(a, b), which answer per example, or copy the value "
         f"(x = x.copy()) where you need memory of its own.")
+    err.batchtensor_conversion = True  # only a run per example knows: the rerun
+    err.batchtensor_level = x._level
+    err.batchtensor_what = f"{what} of a view made inside the function"
+    raise err
 
 
 @batch_rule(ndarray_base, raw=True)

@@ -30,7 +30,7 @@ from ..errors import unbatched_out_error
 from ..plumbing import aligned_fast
 from ..errors import BatchingError
 from ..registry import batch_rule, decomposition
-from ..tensor import BatchedTensor, new_batched
+from ..tensor import BatchedTensor, is_plain_array, new_batched
 from ._helpers import (align_front, align_pointwise, clip_mode, ensure_bdim, flat_rows,
                        logical_rank, logical_shape, move_bdim_to_front, ndim_of, pad_to_rank,
                        physical_axis, require, wrap_axis)
@@ -356,7 +356,7 @@ def piecewise_rule(level, args, kwargs):
         condlist = [condlist]
     else:
         c0 = condlist[0]
-        if not (isinstance(c0, (list, np.ndarray))
+        if not (isinstance(c0, list) or is_plain_array(c0)
                 or (type(c0) is BatchedTensor and c0.ndim > 0)) and xnd != 0:
             condlist = [condlist]
     if type(condlist) is BatchedTensor:

@@ -16,7 +16,8 @@ from numpy.lib.stride_tricks import sliding_window_view
 from ..levels import is_input_memory
 from ..plumbing import innermost
 from ..registry import batch_rule
-from ..tensor import BatchedTensor, ndarray_astype, reshape_view, transpose_view
+from ..tensor import (BatchedTensor, is_plain_array, ndarray_astype, reshape_view,
+                      transpose_view)
 from ._helpers import (batch_size_of, logical_shape, move_bdim_to_front,
                        pad_to_rank, physical_axis, wrap_axes, wrap_axis)
 
@@ -500,7 +501,7 @@ imag_rule = _elementwise_keep_bdim(np.imag)
 
 @batch_rule(np.astype)
 def astype_rule(x, x_bdim, dtype, /, *, copy=True, device=None):
-    if isinstance(x, np.ndarray):
+    if is_plain_array(x):
         return np.astype(x, dtype, copy=copy, device=device), x_bdim
     # np.astype accepts only NumPy arrays; other backends (and outer levels) have the method.
     return x.astype(dtype, copy=copy), x_bdim
