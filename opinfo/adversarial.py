@@ -198,7 +198,8 @@ _DATA_SHAPE_OPS = ("nonzero", "ndarray.nonzero", "argwhere", "flatnonzero", "uni
                    "repeat.batched_repeats", "min_scalar_type", "ix_", "delete",
                    "delete.array_index", "insert", "insert.array_index", "bool()",
                    "operator.contains", "operator.round", "operator.round.errors", "polymul",
-                   "polydiv", "linalg.eig", "linalg.eigvals")
+                   "polydiv", "linalg.eig", "linalg.eigvals", "ndarray.compress",
+                   "ndarray.nonzero", "ndarray.repeat")
 
 #: ops whose samples meet a precondition NumPy does not check (a sorted `a`, an increasing
 #: `xp`): another value in their place gives an undefined answer; LAPACK's (linalg, roots,

@@ -35,12 +35,20 @@ def _axes(x, x_bdim, s, axes, per_example) -> tuple:
     return front_axes(axes, nd)
 
 
+def _zero_d(x, per_example) -> None:
+    """0-d examples have no axis to transform: SciPy's own error, from one zero example (the
+    loop's), else the per-example loop."""
+    dry_run(per_example, (), x.dtype)
+    require(False, "0-d examples")
+
+
 def _one_axis(name: str):
     fn = call(fft, name)
 
     @scipy_rule(getattr(fft, name))
     def rule(x, x_bdim, n=None, axis=-1, norm=None, overwrite_x=False, *args, **kwargs):
-        require(logical_rank(x, x_bdim) > 0, "0-d examples: SciPy's own error per example")
+        if not logical_rank(x, x_bdim):
+            _zero_d(x, lambda e: fn(e, n, axis, norm, False, *args, **kwargs))
         ax = front_axis(axis, logical_rank(x, x_bdim))
         if overwrite_x:
             writes_into(x)
@@ -70,7 +78,8 @@ def _real_one_axis(name: str):
     @scipy_rule(getattr(fft, name))
     def rule(x, x_bdim, type=2, n=None, axis=-1, norm=None, overwrite_x=False, *args,
              **kwargs):
-        require(logical_rank(x, x_bdim) > 0, "0-d examples: SciPy's own error per example")
+        if not logical_rank(x, x_bdim):
+            _zero_d(x, lambda e: fn(e, type, n, axis, norm, False, *args, **kwargs))
         ax = front_axis(axis, logical_rank(x, x_bdim))
         if overwrite_x:
             writes_into(x)
