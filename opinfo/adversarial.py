@@ -125,7 +125,7 @@ ACCEPTED = {
                           "it fails there and the pass runs again on the argument itself; "
                           "docs/semantics.md, the per-example rerun): compared on "
                           "writeability only there; its x.flags (writeable, behaved, W) "
-                          "read so there too",
+                          "read so there too, and np.require(x, 'O' or 'W') copies it",
     "untracked-memory": "x.base / x.flags.owndata of a value made inside the function that "
                         "views other memory (x[...] of a NumPy scalar example views a "
                         "temporary in NumPy): vmap raises its BatchingError, since it does not "
@@ -1422,6 +1422,9 @@ def _mismatch_explained(case, lt, vt, log, retry, vxs) -> str | None:
                 type(p) is np.ndarray and (np.shares_memory(p, y) or _root(p) is _root(y))
                 for p in vt.phys[k][j:j + 1] for y in unmapped):
             key = "unmapped-read-only"
+        elif s.op == "require" and lf[0] and not vf[0] and s.operand in {
+                i.name for i in case.inputs if all(a is None for a in i.axes)}:
+            key = "unmapped-read-only"  # the guard view owns no data and is read-only
         elif s.op in _RESHAPE_FAMILY and lf[0] and not vf[0] and retry \
                 and check(outermost(case), retry=False).ok:
             key = "interleaved-view"

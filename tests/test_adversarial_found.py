@@ -872,3 +872,16 @@ def test_logsumexp_of_zero_d_examples(kw, n):
         got, want = (got,), (want,)
     for g, w in zip(got, want):
         assert g.shape == (0,) + np.shape(w)[1:] and g.dtype == np.asarray(w).dtype
+
+
+# np.require(x, requirements="O") of an argument not mapped (in_axes=None): the loop gets the
+# argument itself (it owns its data); vmap's first pass hands f a read-only view of it, which
+# owns none, so np.require copies (docs/semantics.md, the per-example rerun): the values are
+# the loop's, and the argument is left as the loop leaves it.
+def test_require_owndata_of_an_unmapped_argument():
+    def f(a, x):
+        return np.require(a, requirements="O") + x
+
+    a1, a2, xs = np.arange(3.0), np.arange(3.0), np.arange(6.0).reshape(2, 3)
+    assert_same(bt.vmap(f, in_axes=(None, 0))(a1, xs), loop_vmap(f, in_axes=(None, 0))(a2, xs))
+    np.testing.assert_array_equal(a1, a2)
