@@ -885,3 +885,19 @@ def test_require_owndata_of_an_unmapped_argument():
     a1, a2, xs = np.arange(3.0), np.arange(3.0), np.arange(6.0).reshape(2, 3)
     assert_same(bt.vmap(f, in_axes=(None, 0))(a1, xs), loop_vmap(f, in_axes=(None, 0))(a2, xs))
     np.testing.assert_array_equal(a1, a2)
+
+
+# scipy.ndimage filters with axes= naming an axis the example lacks: SciPy checks the input's
+# dtype (complex is refused) and then the axes; the rule checked the axes first (AxisError
+# where the loop raises TypeError).
+@pytest.mark.parametrize("dtype", [np.complex64, np.float64])
+def test_ndimage_axes_out_of_range_raises_scipys_error(dtype):
+    ndimage = pytest.importorskip("scipy.ndimage", reason="the SciPy rules need SciPy")
+    f = lambda a: ndimage.percentile_filter(a, 30, size=3, axes=(0, 2))  # noqa: E731
+    xs = np.ones((3, 5, 6), dtype)
+    with pytest.raises(Exception) as loop_error:
+        loop_vmap(f)(xs)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", bt.PerformanceWarning)
+        with pytest.raises(type(loop_error.value)):
+            bt.vmap(f)(xs)

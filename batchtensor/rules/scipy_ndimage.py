@@ -18,7 +18,7 @@ import numpy as np
 from scipy import ndimage
 
 from ..scalars import ARRAY_0D, Array0d
-from ._helpers import logical_rank, require
+from ._helpers import dry_run, logical_rank, logical_shape, require
 from ._scipy import call, front, front_axes, front_axis, require_no_output_array, scipy_rule
 
 #: filters with ``axes=``: each runs over the example's axes (all of them by default)
@@ -46,7 +46,13 @@ def _axes_filter(name: str):
     def rule(input, input_bdim, *args, **kwargs):
         require_no_output_array(kwargs.get("output", args[at] if len(args) > at else None),
                                 name)
-        axes = front_axes(kwargs.pop("axes", None), logical_rank(input, input_bdim))
+        given = kwargs.pop("axes", None)
+        try:
+            axes = front_axes(given, logical_rank(input, input_bdim))
+        except np.exceptions.AxisError:  # SciPy checks other things first (a complex input)
+            dry_run(fn, logical_shape(input, input_bdim), input.dtype, *args, axes=given,
+                    **kwargs)
+            raise
         return fn(front(input, input_bdim, None), *args, axes=axes, **kwargs), 0
 
     rule.__name__ = f"{name}_rule"
