@@ -66,3 +66,19 @@ def assert_same(got: Any, want: Any, rtol: float | None = None) -> None:
             np.testing.assert_allclose(g, w, rtol=tol, atol=tol, equal_nan=True)
         else:
             np.testing.assert_array_equal(g, w)
+
+
+LAYOUTS = ("batch last", "F-ordered", "negative stride", "read-only")
+
+
+def laid_out(xs: np.ndarray, layout: str) -> tuple[np.ndarray, int]:
+    """``xs`` (batch first) with the same examples in another physical layout, and its in_axes."""
+    if layout == "batch last":
+        return np.ascontiguousarray(xs.T), -1
+    if layout == "F-ordered":
+        return np.asfortranarray(xs), 0
+    if layout == "negative stride":
+        return xs[::-1, ::-1], 0
+    xs = xs.copy()
+    xs.flags.writeable = False
+    return xs, 0

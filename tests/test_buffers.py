@@ -14,7 +14,7 @@ from numpy import zeros as imported_zeros
 
 import batchtensor as bt
 from batchtensor import buffers, conversions
-from loop_reference import assert_same, loop_vmap
+from loop_reference import LAYOUTS, assert_same, laid_out, loop_vmap
 
 RNG = np.random.default_rng(11)
 X = RNG.normal(size=(5, 4))
@@ -129,18 +129,9 @@ def test_buffer_from_an_unbatched_argument():
     vectorised(accumulate, X, np.arange(4.0), in_axes=(0, None))
 
 
-@pytest.mark.parametrize("layout", ["batch last", "F-ordered", "negative stride", "read-only"])
+@pytest.mark.parametrize("layout", LAYOUTS)
 def test_input_layouts(layout):
-    xs = RNG.normal(size=(5, 4))
-    in_axes = 0
-    if layout == "batch last":
-        xs, in_axes = np.ascontiguousarray(xs.T), -1
-    elif layout == "F-ordered":
-        xs = np.asfortranarray(xs)
-    elif layout == "negative stride":
-        xs = xs[::-1, ::-1]
-    else:
-        xs.flags.writeable = False
+    xs, in_axes = laid_out(RNG.normal(size=(5, 4)), layout)
     for f in (fill_elementwise, fill_columns, recurrence):
         vectorised(f, xs, in_axes=in_axes)
 

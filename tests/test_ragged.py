@@ -10,7 +10,7 @@ import numpy as np
 import pytest
 
 import batchtensor as bt
-from loop_reference import assert_same, loop_vmap
+from loop_reference import LAYOUTS, assert_same, laid_out, loop_vmap
 
 RNG = np.random.default_rng(7)
 
@@ -91,18 +91,9 @@ def test_pattern_vectorised(name):
 
 @pytest.mark.parametrize("name", ["x[m] = x[m] * a", "y[m] = g(x[m])", "x[m].sum()",
                                   "np.median(x[m])", "std / var", "argmin / argmax"])
-@pytest.mark.parametrize("layout", ["batch last", "F-ordered", "negative stride", "read-only"])
+@pytest.mark.parametrize("layout", LAYOUTS)
 def test_input_layouts(name, layout):
-    xs = RNG.normal(size=(6, 9))
-    in_axes = 0
-    if layout == "batch last":
-        xs, in_axes = np.ascontiguousarray(xs.T), -1
-    elif layout == "F-ordered":
-        xs = np.asfortranarray(xs)
-    elif layout == "negative stride":
-        xs = xs[::-1, ::-1]
-    else:
-        xs.flags.writeable = False
+    xs, in_axes = laid_out(RNG.normal(size=(6, 9)), layout)
     check(PATTERNS[name], xs, in_axes=in_axes)
 
 
