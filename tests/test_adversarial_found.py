@@ -901,3 +901,19 @@ def test_ndimage_axes_out_of_range_raises_scipys_error(dtype):
         warnings.simplefilter("ignore", bt.PerformanceWarning)
         with pytest.raises(type(loop_error.value)):
             bt.vmap(f)(xs)
+
+
+# scipy.fft's n-axis transforms of examples with fewer axes than they transform: SciPy checks
+# a complex input to a real transform first (TypeError); the rule checked the axes first.
+@pytest.mark.parametrize("name", ["rfft2", "fft2"])
+@pytest.mark.parametrize("dtype", [np.complex64, np.float64])
+def test_scipy_fft_axes_out_of_range_raise_scipys_error(name, dtype):
+    fft = pytest.importorskip("scipy.fft", reason="the SciPy rules need SciPy")
+    fn = getattr(fft, name)
+    xs = np.ones((3, 5), dtype)
+    with pytest.raises(Exception) as loop_error:
+        loop_vmap(fn)(xs)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", bt.PerformanceWarning)
+        with pytest.raises(type(loop_error.value)):
+            bt.vmap(fn)(xs)

@@ -9,6 +9,7 @@ rerun's guard). Loaded by ``batchtensor.foreign`` once ``scipy.fft`` is imported
 
 from __future__ import annotations
 
+import numpy as np
 from scipy import fft
 
 from ..scalars import ARRAY_0D, Array0d
@@ -32,7 +33,20 @@ def _axes(x, x_bdim, s, axes, per_example) -> tuple:
             dry_run(per_example, logical_shape(x, x_bdim), x.dtype)
             require(False, "s is longer than the example's rank")
         axes = range(nd - len(s), nd)
-    return front_axes(axes, nd)
+    try:
+        return front_axes(axes, nd)
+    except np.exceptions.AxisError:  # SciPy checks other things first (a complex input)
+        dry_run(per_example, logical_shape(x, x_bdim), x.dtype)
+        raise
+
+
+def _axis(x, x_bdim, axis, per_example) -> int:
+    """The physical axis of a one-axis transform; out of range: SciPy's own error first."""
+    try:
+        return front_axis(axis, logical_rank(x, x_bdim))
+    except np.exceptions.AxisError:
+        dry_run(per_example, logical_shape(x, x_bdim), x.dtype)
+        raise
 
 
 def _zero_d(x, per_example) -> None:
@@ -49,7 +63,7 @@ def _one_axis(name: str):
     def rule(x, x_bdim, n=None, axis=-1, norm=None, overwrite_x=False, *args, **kwargs):
         if not logical_rank(x, x_bdim):
             _zero_d(x, lambda e: fn(e, n, axis, norm, False, *args, **kwargs))
-        ax = front_axis(axis, logical_rank(x, x_bdim))
+        ax = _axis(x, x_bdim, axis, lambda e: fn(e, n, axis, norm, False, *args, **kwargs))
         if overwrite_x:
             writes_into(x)
         return fn(front(x, x_bdim, None), n, ax, norm, overwrite_x, *args, **kwargs), 0
@@ -80,7 +94,7 @@ def _real_one_axis(name: str):
              **kwargs):
         if not logical_rank(x, x_bdim):
             _zero_d(x, lambda e: fn(e, type, n, axis, norm, False, *args, **kwargs))
-        ax = front_axis(axis, logical_rank(x, x_bdim))
+        ax = _axis(x, x_bdim, axis, lambda e: fn(e, type, n, axis, norm, False, *args, **kwargs))
         if overwrite_x:
             writes_into(x)
         return fn(front(x, x_bdim, None), type, n, ax, norm, overwrite_x, *args, **kwargs), 0
