@@ -21,6 +21,16 @@ def _copy(x):
     return y
 
 
+def _raises_as_the_loop(f, xs) -> None:
+    """The loop raises; vmap raises an exception of the same type (a rerun allowed)."""
+    with pytest.raises(Exception) as loop_error:
+        loop_vmap(f)(xs)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", bt.PerformanceWarning)
+        with pytest.raises(type(loop_error.value)):
+            bt.vmap(f)(xs)
+
+
 def _both(f, *xs, in_axes=0, out_axes=0):
     """(vmap result, loop result) of ``f`` on fresh copies of ``xs`` (same layout, same
     writeability; the loop hands 0-d examples to ``f`` as NumPy scalars, as ``for x in xs``
@@ -825,12 +835,7 @@ def test_scipy_fft_of_zero_d_examples_raises_scipys_error(name, dtype):
         pytest.skip("dct of a complex input: SciPy transforms the parts (not this finding)")
     fn = getattr(fft, name)
     xs = np.array([0.5, -1.5], dtype)
-    with pytest.raises(Exception) as loop_error:
-        loop_vmap(fn)(xs)
-    with warnings.catch_warnings():
-        warnings.simplefilter("ignore", bt.PerformanceWarning)
-        with pytest.raises(type(loop_error.value)):
-            bt.vmap(fn)(xs)
+    _raises_as_the_loop(fn, xs)
 
 
 # ndarray.resize of a nested batched value that a view holds: the refcount check looked at the
@@ -895,12 +900,7 @@ def test_ndimage_axes_out_of_range_raises_scipys_error(dtype):
     ndimage = pytest.importorskip("scipy.ndimage", reason="the SciPy rules need SciPy")
     f = lambda a: ndimage.percentile_filter(a, 30, size=3, axes=(0, 2))  # noqa: E731
     xs = np.ones((3, 5, 6), dtype)
-    with pytest.raises(Exception) as loop_error:
-        loop_vmap(f)(xs)
-    with warnings.catch_warnings():
-        warnings.simplefilter("ignore", bt.PerformanceWarning)
-        with pytest.raises(type(loop_error.value)):
-            bt.vmap(f)(xs)
+    _raises_as_the_loop(f, xs)
 
 
 # scipy.fft's n-axis transforms of examples with fewer axes than they transform: SciPy checks
@@ -911,9 +911,4 @@ def test_scipy_fft_axes_out_of_range_raise_scipys_error(name, dtype):
     fft = pytest.importorskip("scipy.fft", reason="the SciPy rules need SciPy")
     fn = getattr(fft, name)
     xs = np.ones((3, 5), dtype)
-    with pytest.raises(Exception) as loop_error:
-        loop_vmap(fn)(xs)
-    with warnings.catch_warnings():
-        warnings.simplefilter("ignore", bt.PerformanceWarning)
-        with pytest.raises(type(loop_error.value)):
-            bt.vmap(fn)(xs)
+    _raises_as_the_loop(fn, xs)
