@@ -281,8 +281,13 @@ def ufunc_call(ufunc, method: str, inputs: tuple, kwargs: dict) -> Any:
     except (DataDependentError, SharedWriteError) as e:
         if e.level is None:
             e.level = scan_level(kwargs, scan_level(inputs))
-        if type(e) is SharedWriteError and e.targets is None:
-            e.targets = kwargs.get("out") or (inputs[:1] if method == "at" else ())
+        if type(e) is SharedWriteError:
+            out = kwargs.get("out")
+            if e.level is not None and e.level.size == 0 and (out or method == "at"):
+                # no example writes: the loop over none leaves the arrays as they are
+                return None if method == "at" else out[0] if len(out) == 1 else out
+            if e.targets is None:
+                e.targets = out or (inputs[:1] if method == "at" else ())
         raise
     except LoopFallback:
         op = getattr(ufunc, method) if method != "__call__" else ufunc

@@ -912,3 +912,18 @@ def test_scipy_fft_axes_out_of_range_raise_scipys_error(name, dtype):
     fn = getattr(fft, name)
     xs = np.ones((3, 5), dtype)
     _raises_as_the_loop(fn, xs)
+
+
+# A ufunc's out= (and ufunc.at) into an array not batched, with no example: the loop writes
+# nothing, and vmap raised the shared-write error (as for np.put & co. before).
+def test_ufunc_out_into_a_shared_array_with_no_example():
+    def f(a, v):
+        a += v
+        np.add(a, v, out=a)
+        np.add.at(a, [0], v[0])
+        return a * 1
+
+    a, vs = np.zeros(3), np.ones((0, 3))
+    got = bt.vmap(f, in_axes=(None, 0))(a, vs)
+    assert got.shape == (0, 3) and got.dtype == np.float64
+    np.testing.assert_array_equal(a, 0)
