@@ -61,6 +61,7 @@ from hypothesis import strategies as st
 from hypothesis.extra import numpy as hnp
 
 import batchtensor as bt
+from batchtensor.errors import rerun_reason
 from batchtensor.plumbing import innermost
 from batchtensor.pytree import broadcast_prefix, flatten, unflatten
 from batchtensor.registry import Path, record_paths
@@ -89,7 +90,8 @@ ACCEPTED = {
                        "would let every example write into one shared array "
                        "(docs/semantics.md, 'In-place writes')",
     "zero-batch": "batch size 0: bt.BatchingError saying there is no example, where the result "
-                  "needs one (bool(), the loop fallback, a value-dependent answer); and where "
+                  "needs one (bool(), the loop fallback, a value-dependent answer), or the "
+                  "error that would start the per-example rerun; and where "
                   "the loop over probe examples raises, or a step's shape or dtype depends on "
                   "the values (a batched mask, np.unique, ..., _DATA_SHAPE_OPS), any outcome: "
                   "no example runs (docs/semantics.md, 'Batch size 0')",
@@ -1117,6 +1119,8 @@ def _accepted_error(case, exc, lt: LoopTrace, vt: VmapTrace, log) -> str | None:
             return "write-unbatched"  # an in-place op (np.put, x.sort(), ...) into it
     if isinstance(exc, bt.BatchingError) and "vmap does not track which" in str(exc):
         return "untracked-memory"
+    if 0 in case.sizes and rerun_reason(exc) is not None:
+        return "zero-batch"  # what starts the per-example rerun, with no example to rerun
     if 0 in case.sizes and isinstance(exc, bt.BatchingError) and _NO_EXAMPLE.search(str(exc)):
         return "zero-batch"
     if step < len(case.steps) and case.steps[step].op == "trim_zeros" \
