@@ -348,11 +348,7 @@ class VmapFunction:
             try:
                 stacked.append(np.stack(col, axis=ax))
             except ValueError as e:
-                shapes = sorted({tuple(np.shape(c)) for c in col})
-                raise _Unstackable(
-                    f"vmap: the examples' results have different shapes "
-                    f"({', '.join(map(str, shapes))}), so they cannot be stacked into one "
-                    f"array, as the per-example loop's np.stack cannot stack them") from e
+                raise _unstackable(col, "") from e
         return stacked[0] if td is None else unflatten(td, stacked)
 
     @staticmethod
@@ -446,11 +442,14 @@ def _concatenate(parts: list, axis: int):
     try:
         return np.concatenate(parts, axis=axis)
     except ValueError as e:
-        shapes = sorted({tuple(np.shape(p)) for p in parts})
-        raise _Unstackable(
-            f"vmap: the examples' results have different shapes ({', '.join(map(str, shapes))} "
-            f"with the batch axis), so they cannot be stacked into one array, as the "
-            f"per-example loop's np.stack cannot stack them") from e
+        raise _unstackable(parts, " with the batch axis") from e
+
+
+def _unstackable(parts: list, which: str) -> _Unstackable:
+    shapes = ", ".join(map(str, sorted({tuple(np.shape(p)) for p in parts})))
+    return _Unstackable(f"vmap: the examples' results have different shapes ({shapes}{which}), "
+                        f"so they cannot be stacked into one array, as the per-example loop's "
+                        f"np.stack cannot stack them")
 
 
 def _refused_rerun(func, reason: str, e: BaseException) -> BatchingError:
