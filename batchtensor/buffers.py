@@ -434,7 +434,8 @@ _STAND_IN.__dict__.update(__file__=np.__file__, __path__=np.__path__, __spec__=n
 
 _lock = threading.Lock()
 _swapped: dict[int, list] = {}  # id(globals) -> [passes running, [(name, original, stand-in)]]
-_bound: dict[int, tuple] = {}  # id(globals) -> the names to swap there, learnt once
+#: id(globals) -> (name, its value, its stand-in) for each name to swap there, learnt once
+_bound: dict[int, tuple] = {}
 _NOT_SWAPPED = ("numpy", "batchtensor")  # NumPy's own code needs NumPy's own functions
 
 
@@ -484,12 +485,14 @@ def enter(g: dict | None) -> dict | None:
     try:
         entry = _swapped.get(key)
         if entry is None:
-            names = _bound.get(key)
-            if names is None:  # learnt once per module (a name bound later is not seen)
-                names = _bound[key] = tuple(n for n, v in list(g.items())
-                                            if _stand_in_for(v) is not None)
-            swaps = [(n, v, _stand_in_for(v)) for n, v in ((n, g.get(n)) for n in names)]
-            swaps = [t for t in swaps if t[2] is not None]
+            swaps = _bound.get(key)
+            # learnt once per module (a name bound later is not seen), and learnt again where
+            # the module rebound one of those names since
+            if swaps is None or any(g.get(n) is not v for n, v, _ in swaps):
+                names = [n for n, v in list(g.items()) if _stand_in_for(v) is not None] \
+                    if swaps is None else [n for n, _, _ in swaps]
+                swaps = [(n, v, _stand_in_for(v)) for n, v in ((n, g.get(n)) for n in names)]
+                swaps = _bound[key] = tuple(t for t in swaps if t[2] is not None)
             if not swaps:
                 return None
             for n, _, stand_in in swaps:
