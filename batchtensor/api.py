@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import functools
 import inspect
+import sys
 import warnings
 from contextlib import contextmanager
 from typing import Any, Callable, Iterator
@@ -13,17 +14,18 @@ import numpy as np
 
 from . import buffers, conversions
 from .config import FALLBACK_MODES, config
-from .diagnostics import raised_by_batchtensor, user_line, user_stacklevel, user_store
+from .diagnostics import (raised_by_batchtensor, user_instruction, user_line, user_stacklevel,
+                          user_store)
 from .errors import (BatchingError, DataDependentError, PerformanceWarning, SharedWriteError,
                      rerun_reason)
 from .foreign import stand_in
-from .levels import (Level, close_level, open_level, random_scope, resume_session,
-                     session_tick)
+from .levels import (Level, close_level, open_level, random_scope, restore_inputs,
+                     resume_session, session_tick)
 from .numpy_random import stream_argument
 from .pytree import LEAF, broadcast_prefix, flatten, keystr, leaf_paths, unflatten
 from .registry import is_physical_type
 from .rules.ragged import is_ragged
-from .tensor import BatchedTensor, new_batched, plain_array
+from .tensor import BatchedTensor, new_batched, plain_array, take_returned
 
 __all__ = ["vmap", "vmap_level", "VmapLevel", "VmapFunction", "FallbackVmapFunction",
            "unwrap_outputs"]
@@ -200,26 +202,42 @@ class VmapFunction:
         function reruns once per example (unless ``fallback="error"``).
 
         A rerun must never apply a write twice. Writes into a mapped argument's memory go
-        through the dispatcher, so the first pass's level watches for them
-        (``levels.note_write``) and a rerun after one is refused with a clear error. An
-        argument that is not mapped reaches ``f`` as it is, so the first pass gets a read-only
-        view of it: a write into it fails there, and the pass runs again on the argument
-        itself, with no rerun after it."""
-        if config.fallback == "error":
-            return self._vectorised(leaves, axes, treedef, kwargs, size, offset)
+        through the dispatcher, so the first pass's level watches for them and keeps a copy
+        of each input before its first write (``levels.note_write``); a rerun puts those
+        values back first (``levels.restore_inputs``). An argument that is not mapped reaches
+        ``f`` as it is, so the first pass gets a read-only view of it: a write into it fails
+        there, and ``_unmapped_writes`` takes over."""
         guarded = leaves if None not in axes else [
             leaf if ax is not None else _read_only(leaf) for leaf, ax in zip(leaves, axes)]
         tick = session_tick()  # a rerun draws from here: the numbers this pass drew
-        first: list = []  # the level of this pass: only its rerun reasons are ours
+        if config.fallback == "error":
+            if guarded is leaves:
+                return self._vectorised(leaves, axes, treedef, kwargs, size, offset)
+            first: list = []
+            try:
+                return self._vectorised(guarded, axes, treedef, kwargs, size, offset, first)
+            except (ValueError, TypeError) as e:
+                if not _writes_into_guard(e, guarded, leaves):
+                    raise
+                restore_inputs(first[0])
+                resume_session(first[0])
+                with random_scope() as scope:
+                    scope.start = tick
+                    return self._unmapped_writes(leaves, axes, treedef, kwargs, size, offset,
+                                                 e, scope)
+        first = []  # the level of this pass: only its rerun reasons are ours
         try:
             return self._vectorised(guarded, axes, treedef, kwargs, size, offset, first)
         except BaseException as e:
             found = rerun_reason(e) or _datetime_store(e, first)
             ours = found is not None and found[0] is not None and first \
                 and found[0].id >= first[0].id
-            if ours and type(e) is SharedWriteError \
+            if ours and (type(e) is SharedWriteError or _is_conversion(e)) \
                     and _into_shared_state(e, self.func, leaves, axes):
-                raise  # the caller's shared state: a clear error, not the loop's overwrites
+                # the caller's shared state: a clear error, not the loop's overwrites
+                if type(e) is SharedWriteError:
+                    raise
+                raise _shared_write(e, found[0]) from e
             guard_hit = not ours and _writes_into_guard(e, guarded, leaves)
             speculative = not (ours or guard_hit) and first and _foreign_refusal(e, first[0])
             if speculative:
@@ -227,17 +245,15 @@ class VmapFunction:
                                          f"{type(e).__name__} on a batched value or a buffer"), True
             if not (ours or guard_hit) or (ours and size == 0):
                 raise
-            if ours and first[0].wrote_input:
-                if speculative:  # maybe the loop's own error: the rerun that would tell is barred
-                    raise
-                raise _refused_rerun(self.func, found[1], e) from e
             if first:
+                restore_inputs(first[0])  # the rerun starts from the caller's values
                 resume_session(first[0])
             with random_scope() as scope:
                 scope.start = tick
                 scope.rewind()
                 if guard_hit:
-                    return self._strict(leaves, axes, treedef, kwargs, size, offset)
+                    return self._unmapped_writes(leaves, axes, treedef, kwargs, size, offset,
+                                                 e, scope)
                 _warn_rerun(self.func, found[1], e)
                 try:
                     return self._per_example(leaves, axes, treedef, kwargs, size, offset,
@@ -247,16 +263,87 @@ class VmapFunction:
                     # fails too, and the first error says best where the shapes come from
                     raise e from join_error
 
-    def _strict(self, leaves, axes, treedef, kwargs, size, offset):
-        """The pass again, on the arguments themselves, because ``f`` writes into one that is
-        not mapped: a per-example rerun after it would repeat the write, so it is refused."""
+    def _unmapped_writes(self, leaves, axes, treedef, kwargs, size, offset, e, scope):
+        """``f`` writes into an argument that is not mapped, which the loop does once per
+        example: ``a += 1`` accumulates, and each example reads what the ones before it wrote.
+
+        The pass runs on copies of the array arguments. A value that differs per example
+        written into an unmapped one is the caller's shared state: the clear error. Otherwise,
+        with at most one example, that pass did what the loop does. With more, a second pass
+        on the copies as the first left them tells whether the writes are idempotent (the same
+        state, the same results: the loop's later examples see what its first one saw); if so
+        the copies' state goes into the arguments and the first pass's results are returned.
+        Anything else runs ``f`` once per example on the arguments themselves, writing as the
+        loop writes (``fallback="error"`` raises instead)."""
+        arrays = [j for j, leaf in enumerate(leaves) if type(leaf) is np.ndarray]
+        if size and (any(type(leaf) is BatchedTensor for leaf in leaves)
+                     or _aliased(leaves, arrays, self.func)):
+            return self._loop_for_unmapped_writes(leaves, axes, treedef, kwargs, size, offset,
+                                                  e, scope, None)
+        state = list(leaves)
+        for j in arrays:
+            state[j] = leaves[j].copy(order="K")
+            state[j].flags.writeable = leaves[j].flags.writeable  # a read-only one refuses too
         try:
-            return self._vectorised(leaves, axes, treedef, kwargs, size, offset)
-        except BaseException as e:
-            found = rerun_reason(e)
-            if found is None:
+            out = self._trial(state, axes, treedef, kwargs, size, offset, e)
+            if size > 1:
+                before = [state[j].copy(order="K") for j in arrays]
+                scope.rewind()
+                again = self._trial(state, axes, treedef, kwargs, size, offset, e)
+                if not (all(map(_same, before, (state[j] for j in arrays)))
+                        and _same_tree(out, again)):
+                    return self._loop_for_unmapped_writes(leaves, axes, treedef, kwargs, size,
+                                                          offset, e, scope, None)
+        except SharedWriteError:
+            raise
+        except BaseException as trial:
+            if size == 0:
                 raise
-            raise _refused_rerun(self.func, found[1], e) from e
+            return self._loop_for_unmapped_writes(leaves, axes, treedef, kwargs, size, offset,
+                                                  e, scope, trial)
+        if size:  # with no example the loop writes nothing
+            for j in arrays:
+                if not _same(state[j], leaves[j]):
+                    np.copyto(leaves[j], state[j])
+        return out
+
+    def _trial(self, state, axes, treedef, kwargs, size, offset, guard_error):
+        """A pass on the copies ``state``; a value that differs per example written into an
+        array the caller shares raises the clear error, as a SharedWriteError: a
+        SharedWriteError into one, the conversion ``TypeError`` of ``out[i] = x`` into one, or
+        a conversion at the very call or store that met the read-only view in the first pass
+        (``guard_error``: ``a.fill(v)`` converts ``v`` to write it into ``a``)."""
+        first: list = []
+        try:
+            return self._vectorised(state, axes, treedef, kwargs, size, offset, first)
+        except BaseException as trial:
+            found = rerun_reason(trial)
+            if found is not None and first and found[0] is not None \
+                    and found[0].id >= first[0].id \
+                    and (_into_shared_state(trial, self.func, state, axes)
+                         or (_is_conversion(trial)
+                             and user_instruction(trial) is not None
+                             and user_instruction(trial) == user_instruction(guard_error))):
+                if type(trial) is SharedWriteError:
+                    raise
+                raise _shared_write(trial, found[0]) from trial
+            raise
+
+    def _loop_for_unmapped_writes(self, leaves, axes, treedef, kwargs, size, offset, e, scope,
+                                  trial):
+        if config.fallback == "error":
+            if trial is not None:
+                raise trial
+            raise BatchingError(
+                f"vmap({_func_name(self.func)}): the function writes into an argument that is "
+                f"not mapped ({_first_line(e)}), which the loop does once per example, each "
+                f"example reading what the ones before it wrote; only a run once per example "
+                f"does that, and fallback='error' forbids it. Copy the argument before writing "
+                f"into it (a = a.copy()), or map it") from e
+        scope.rewind()
+        _warn_rerun(self.func, "the function writes into an argument that is not mapped, as "
+                               "the loop does once per example", e)
+        return self._per_example(leaves, axes, treedef, kwargs, size, offset, scope)
 
     def _vectorised(self, leaves, axes, treedef, kwargs, size, offset, first=None):
         level = open_level(size, self.randomness, offset, VmapLevel)
@@ -273,10 +360,14 @@ class VmapFunction:
             args = wrapped if treedef is None else unflatten(treedef, wrapped)
             if kwargs:
                 kwargs = {k: stream_argument(v) for k, v in kwargs.items()}
+            level.pass_frame = sys._getframe()
             out = stand_in(self.func)(*args, **kwargs)  # bt.vmap(scipy.signal.lfilter)
+            if level.returned:  # return float(score): the batched score (take_returned)
+                out = take_returned(level, out)
             return _not_a_view_of_inputs(unwrap_outputs(level, out, self.out_axes, "out_axes"),
                                          leaves, axes)
         finally:
+            level.pass_frame = level.returned = None
             close_level(level)
             buffers.leave(module)
             conversions.leave()
@@ -452,30 +543,31 @@ def _unstackable(parts: list, which: str) -> _Unstackable:
                         f"np.stack cannot stack them")
 
 
-def _refused_rerun(func, reason: str, e: BaseException) -> BatchingError:
-    return BatchingError(
-        f"vmap({_func_name(func)}): {reason}, which only a run of the function once per "
-        f"example can do, but the function also writes into one of its arguments, and "
-        f"rerunning it per example would apply that write twice. Copy the argument before "
-        f"writing into it (x = x.copy()), or remove the cause ({_first_line(e)})")
-
-
 def _first_line(e: BaseException) -> str:
     text = str(e).strip()
     return f"{type(e).__name__}: {text.splitlines()[0] if text else ''}"
 
 
-def _into_shared_state(e: SharedWriteError, func: Any, leaves: list, axes: list) -> bool:
+def _into_shared_state(e: BaseException, func: Any, leaves: list, axes: list) -> bool:
     """Whether the write ``e`` refused goes into an array the caller shares with the function:
     an argument passed unmapped (``in_axes=None``, or batched at an outer level only), or one
     the function reaches through its closure, its defaults, its object's attributes or its
     module's globals. The loop would overwrite it example after example, which is almost
     always a mistake: it gets the clear error. An array made during the call (by library code
     vmap cannot see) is per example, as in the loop: that write reruns the function."""
-    targets = [t for t in map(_innermost, e.targets or ()) if isinstance(t, np.ndarray)]
+    targets = [t for t in map(_innermost, _written(e)) if isinstance(t, np.ndarray)]
     if not targets:
         return False
-    shared = [_innermost(x) for x, ax in zip(leaves, axes) if ax is None]
+    shared = [_innermost(x) for x, ax in zip(leaves, axes) if ax is None] + _reachable(func)
+    arrays = [a for a in map(_innermost, shared) if isinstance(a, np.ndarray)]
+    return any(_overlap(t, a) for t in targets for a in arrays)
+
+
+def _reachable(func: Any, named_only: bool = False) -> list:
+    """What ``func`` reaches without arguments: its closure, its defaults, its object's
+    attributes, its module's globals (``named_only``: those its own code names), through
+    partials and bound methods."""
+    shared: list = []
     seen = 0
     while func is not None and seen < 4:  # through partials and bound methods
         seen += 1
@@ -487,11 +579,67 @@ def _into_shared_state(e: SharedWriteError, func: Any, leaves: list, axes: list)
             shared += list(getattr(owner, "__dict__", {}).values())
         g = getattr(func, "__globals__", None)
         if type(g) is dict:
-            shared += list(g.values())
+            code = getattr(func, "__code__", None)
+            shared += [g[n] for n in getattr(code, "co_names", ()) if n in g] if named_only \
+                else list(g.values())
         shared += list(getattr(func, "args", ()) or ())
         func = getattr(func, "func", None) or getattr(func, "__func__", None)
-    arrays = [a for a in map(_innermost, shared) if isinstance(a, np.ndarray)]
-    return any(_overlap(t, a) for t in targets for a in arrays)
+    return shared
+
+
+def _aliased(leaves: list, arrays: list, func: Any) -> bool:
+    """Whether copies of the array arguments would lose a link the loop keeps: two arguments
+    sharing memory, or one sharing memory with an array ``f`` reaches by itself."""
+    plain = [leaves[j] for j in arrays]
+    for i, a in enumerate(plain):
+        if any(np.may_share_memory(a, b) for b in plain[i + 1:]):
+            return True
+    reached = [a for a in map(_innermost, _reachable(func, named_only=True))
+               if isinstance(a, np.ndarray)]
+    return any(np.may_share_memory(a, b) for a in plain for b in reached)
+
+
+def _same(a: Any, b: Any) -> bool:
+    """Bit for bit the same value (NaNs in the same places, -0.0 apart from 0.0)."""
+    if type(a) is np.ndarray or type(b) is np.ndarray:
+        return type(a) is type(b) and a.shape == b.shape and a.dtype == b.dtype \
+            and a.dtype != object and a.tobytes() == b.tobytes()
+    if type(a) is not type(b):
+        return False
+    try:
+        return bool(a == b) or (a != a and b != b)
+    except Exception:  # noqa: BLE001 -- anything not comparable counts as different
+        return False
+
+
+def _same_tree(a: Any, b: Any) -> bool:
+    la, ta = flatten(a)
+    lb, tb = flatten(b)
+    return ta == tb and len(la) == len(lb) and all(map(_same, la, lb))
+
+
+def _is_conversion(e: BaseException) -> bool:
+    """A conversion of a batched value refused (NumPy may wrap it in a ValueError)."""
+    return getattr(e, "batchtensor_conversion", False) \
+        or getattr(e.__cause__, "batchtensor_conversion", False)
+
+
+def _shared_write(e: BaseException, level: Level) -> SharedWriteError:
+    """The conversion error ``e`` of a write into shared state, as a SharedWriteError."""
+    cause = e if getattr(e, "batchtensor_conversion", False) else e.__cause__ or e
+    return SharedWriteError(str(cause), level)
+
+
+def _written(e: BaseException) -> tuple:
+    """The arrays a refused write went into: a SharedWriteError's targets, or the plain array
+    of ``out[i] = x`` whose conversion of a batched ``x`` failed (NumPy may wrap that error)."""
+    if type(e) is SharedWriteError:
+        return e.targets or ()
+    for err in (e, e.__cause__):
+        target = getattr(err, "batchtensor_target", None)
+        if target is not None:
+            return (target,)
+    return ()
 
 
 def _overlap(a: np.ndarray, b: np.ndarray) -> bool:

@@ -17,7 +17,7 @@ from typing import Any
 import numpy as np
 
 __all__ = ["user_site", "conversion_message", "user_stacklevel", "user_line",
-           "raised_by_batchtensor", "user_store"]
+           "raised_by_batchtensor", "user_store", "returned_as_is", "user_instruction"]
 
 _PKG = os.path.dirname(os.path.abspath(__file__))
 _NUMPY = os.path.dirname(os.path.abspath(np.__file__))
@@ -110,6 +110,19 @@ def user_line(exc: BaseException) -> str:
     return found
 
 
+def user_instruction(exc: BaseException) -> tuple | None:
+    """``(code, offset)`` of the last instruction outside batchtensor and NumPy that ``exc``
+    passed through (the user's call or store that raised it), or None."""
+    found = None
+    tb = exc.__traceback__
+    while tb is not None:
+        fn = tb.tb_frame.f_code.co_filename
+        if not _inside(fn, _PKG) and not _inside(fn, _NUMPY):
+            found = (tb.tb_frame.f_code, tb.tb_lasti)
+        tb = tb.tb_next
+    return found
+
+
 def user_store(exc: BaseException) -> str | None:
     """```code` (file:line)`` if ``exc`` was raised by the user's own ``out[key] = value``
     (the last frame of its traceback, outside batchtensor and NumPy, storing a subscript),
@@ -155,28 +168,31 @@ def _store_target_name(f) -> str | None:
     return None
 
 
-def _store_target(f) -> str:
-    """``name (numpy.ndarray of shape (3,), float64)`` for ``name[...] = ...``."""
+def _store_target(f) -> tuple[str, Any]:
+    """``name (numpy.ndarray of shape (3,), float64)`` for ``name[...] = ...``, and the
+    array itself (None where the target is no named array)."""
     name = _store_target_name(f)
     if name is None:
-        return ""
+        return "", None
     obj = f.f_locals.get(name, f.f_globals.get(name))
     shape = getattr(obj, "shape", None)
     if shape is not None and hasattr(obj, "dtype"):
         return (f"{name!r} (a plain {type(obj).__module__.split('.')[0]}."
-                f"{type(obj).__name__} of shape {tuple(shape)}, {obj.dtype})")
-    return repr(name)
+                f"{type(obj).__name__} of shape {tuple(shape)}, {obj.dtype})"), obj
+    return repr(name), None
 
 
-def conversion_message(what: str, batched_type: type, depth: int = 2) -> str:
+def conversion_message(what: str, batched_type: type, depth: int = 2) -> tuple[str, Any]:
     """The message for converting a value of ``batched_type`` (BatchedTensor), naming the
-    user's line when it can."""
+    user's line when it can; and, where the conversion is a write into a plain array
+    (``out[i] = x``, ``np.fill_diagonal(out, x)``), that array (else None)."""
     f, numpy_frames = user_site(depth)
     numpy_funcs = [getattr(g.f_code, "co_qualname", g.f_code.co_name) for g in numpy_frames]
     if f is None:
-        return f"{what} on a BatchedTensor is not allowed. {_HELP}"
+        return f"{what} on a BatchedTensor is not allowed. {_HELP}", None
     if not numpy_funcs and _STORE is not None and f.f_code.co_code[f.f_lasti] == _STORE:
-        target = _store_target(f) or "the target"
+        target, array = _store_target(f)
+        target = target or "the target"
         return (
             f"cannot write a batched value or index into {target} at {_where(f)}: that array "
             f"is plain (not batched), so it is shared by every example and cannot hold a "
@@ -185,7 +201,7 @@ def conversion_message(what: str, batched_type: type, depth: int = 2) -> str:
             f"plain. Create the target inside the function: np.zeros(shape) (vmap batches it at "
             f"the first batched write) or np.zeros_like(x, shape=(...), dtype=...) with x any "
             f"batched value; or collect the values and np.stack them."
-        )
+        ), array
     via = f" inside numpy.{numpy_funcs[-1]}" if numpy_funcs else ""
     extra = ""
     if numpy_funcs and numpy_funcs[-1] == "full":
@@ -199,4 +215,132 @@ def conversion_message(what: str, batched_type: type, depth: int = 2) -> str:
         extra = (f" numpy.{numpy_funcs[-1]} was given a list or tuple of batched values: NumPy "
                  f"dispatches on array arguments, not on the elements of a list. Make it one "
                  f"batched value first: np.stack(values) (or np.asarray(values, like=values[0])).")
-    return f"{what} on a BatchedTensor{via} is not allowed, at {_where(f)}.{extra} {_HELP}"
+    written = None
+    if numpy_funcs and numpy_funcs[-1] in _WRITERS:  # np.fill_diagonal(a, batched): into a
+        outer = numpy_frames[-1]
+        written = outer.f_locals.get(outer.f_code.co_varnames[0])
+    return (f"{what} on a BatchedTensor{via} is not allowed, at {_where(f)}.{extra} {_HELP}",
+            written)
+
+
+# NumPy's functions that write into their first argument (and do not dispatch on the value
+# written): a conversion inside one is a write of a batched value into that argument.
+_WRITERS = frozenset({"fill_diagonal", "place", "put", "putmask", "copyto", "put_along_axis"})
+
+
+# ---- a value returned as it is -----------------------------------------------------------------
+_RETURN = "RETURN_VALUE"
+_after_call: dict = {}  # (code, offset of the call) -> whether its result is returned as it is
+
+
+def returned_as_is(frame: Any, until: Any, callee: Any) -> bool:
+    """Whether ``frame`` is calling ``callee`` itself (the builtin ``float``, ``int`` or
+    ``complex``, or a method of that name: ``"item"``), not some compiled function that
+    converts inside, and the value that call produces reaches ``until`` untouched: ``frame``
+    and every frame between it and ``until`` return their call's result at once
+    (``return float(x)``; ``return func(*args, **kwargs)``, also from inside ``with`` blocks,
+    whose exit ignores the value). A frame of batchtensor's on the way, or anything else done
+    with the value, says no."""
+    if frame is None or not _calls(frame, callee):
+        return False
+    while frame is not None and frame is not until:
+        code = frame.f_code
+        key = (code, frame.f_lasti)
+        ok = _after_call.get(key)
+        if ok is None:
+            ok = _after_call[key] = _returns_next(code, frame.f_lasti) \
+                and not _inside(code.co_filename, _PKG)
+        if not ok:
+            return False
+        frame = frame.f_back
+    return frame is until
+
+
+def _call_at(code: Any, offset: int) -> tuple:
+    """The code's instructions (no caches) and the index of the call running at ``offset``:
+    a frame that called a Python function may stand on the call's last inline cache, and
+    Python 3.11's specialised PRECALL makes the call itself (the CALL after it is the call)."""
+    instrs = [i for i in dis.get_instructions(code) if i.opname != "CACHE"]
+    k = max((j for j, ins in enumerate(instrs) if ins.offset <= offset), default=None)
+    if k is not None and instrs[k].opname == "PRECALL" and k + 1 < len(instrs) \
+            and instrs[k + 1].opname == "CALL":
+        k += 1
+    return instrs, k
+
+
+def _calls(frame: Any, callee: Any) -> bool:
+    """Whether the call running in ``frame`` calls ``callee`` as loaded by name: the builtin
+    by a global name that is the builtin (``float(x)``), or a method by its name
+    (``x.item()``), with no argument but the converted value. Read from the bytecode: walk
+    back over the arguments' instructions to the one that loaded the callable."""
+    key = (frame.f_code, frame.f_lasti)
+    found = _callables.get(key, False)
+    if found is False:
+        found = _callables[key] = _callable_load(*key)
+    if found is None:
+        return False
+    nargs, opname, loaded = found
+    if isinstance(callee, str):  # a method: x.item()
+        return nargs == 0 and opname in ("LOAD_METHOD", "LOAD_ATTR") and loaded == callee
+    name = callee.__name__
+    if nargs != 1 or loaded != name or opname not in ("LOAD_GLOBAL", "LOAD_NAME"):
+        return False
+    scopes = (frame.f_locals, frame.f_globals) if opname == "LOAD_NAME" else (frame.f_globals,)
+    for scope in scopes:
+        if name in scope:
+            return scope[name] is callee
+    return frame.f_builtins.get(name) is callee
+
+
+_callables: dict = {}  # (code, offset of the call) -> _callable_load's answer
+
+
+def _callable_load(code: Any, offset: int) -> tuple | None:
+    """``(number of arguments, opname, name)`` of the instruction that loaded the callable of
+    the call at ``offset``, or None where the bytecode does not say."""
+    instrs, k = _call_at(code, offset)
+    if k is None or instrs[k].opname != "CALL":
+        return None
+    nargs = instrs[k].arg or 0
+    start = k - 1 if k and instrs[k - 1].opname == "PRECALL" else k
+    j, need = start - 1, nargs
+    try:
+        while need > 0 and j >= 0:
+            ins = instrs[j]
+            need -= dis.stack_effect(ins.opcode, ins.arg if ins.opcode >= dis.HAVE_ARGUMENT
+                                     else None, jump=False)
+            j -= 1
+    except ValueError:
+        return None
+    if need != 0 or j < 0:
+        return None
+    return nargs, instrs[j].opname, instrs[j].argval
+
+
+def _returns_next(code: Any, offset: int) -> bool:
+    """Whether the instructions after the one at ``offset`` return the value it leaves on the
+    stack, with nothing in between but the exits of ``with`` blocks: SWAP 2, three None
+    constants, a call of the exit with 2 arguments (PRECALL and CALL up to Python 3.11), the
+    exit's result popped."""
+    instrs, k = _call_at(code, offset)
+    if k is None:
+        return False
+    rest = instrs[k + 1:]
+    i = 0
+    while i < len(rest):
+        ins = rest[i]
+        if ins.opname == _RETURN:
+            return True
+        if ins.opname == "SWAP" and ins.arg == 2 and _with_exit(rest[i + 1:i + 7]):
+            i += 6 if rest[i + 4].opname == "CALL" else 7
+            continue
+        return False
+    return False
+
+
+def _with_exit(instrs: list) -> bool:
+    if len(instrs) < 5 or not all(ins.opname == "LOAD_CONST" and ins.argval is None
+                                  for ins in instrs[:3]):
+        return False
+    tail = [ins.opname for ins in instrs[3:]]
+    return tail[:2] == ["CALL", "POP_TOP"] or tail[:3] == ["PRECALL", "CALL", "POP_TOP"]

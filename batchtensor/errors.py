@@ -123,6 +123,10 @@ def rerun_reason(exc: BaseException) -> tuple | None:
     past ``exc`` (a conversion of a batched value to a Python scalar or a plain array, a branch
     the examples take differently, a data-dependent shape), else None. ``level`` is the vmap
     level whose batched value caused it."""
+    while type(exc) is SystemError and exc.__cause__ is not None:
+        # compiled code that reads attributes before it clears the conversion's error gets
+        # SystemErrors caused by it, one per attribute (scipy.signal.convolve2d)
+        exc = exc.__cause__
     if isinstance(exc, ValueError) and (getattr(exc.__cause__, "batchtensor_conversion", False)
                                         or isinstance(exc.__cause__, BatchingError)):
         # NumPy wraps float(x) of out[i] = x in "setting an array element", and bool(x) of

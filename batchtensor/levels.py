@@ -9,7 +9,8 @@ from .errors import EscapedBatchedTensorError
 
 __all__ = ["Level", "open_level", "close_level", "current_level", "active_levels",
            "random_scope", "current_session", "session_tick", "resume_session",
-           "RandomSession", "memory_root", "is_input_memory", "note_write", "rerun_hooks"]
+           "RandomSession", "memory_root", "is_input_memory", "note_write", "restore_inputs",
+           "rerun_hooks"]
 
 _ids = itertools.count(1)  # itertools.count is atomic under the GIL: ids are unique across threads
 
@@ -49,8 +50,8 @@ class Level:
     """
 
     __slots__ = ("id", "size", "alive", "randomness", "offset", "like", "outermost",
-                 "per_example", "ended_session", "inputs", "watches_writes", "wrote_input",
-                 "buffers", "__weakref__")
+                 "per_example", "ended_session", "inputs", "watches_writes", "saved",
+                 "buffers", "pass_frame", "returned", "__weakref__")
 
     def __init__(self, size: int | None = None, randomness: str = "error", offset: int = 0):
         if randomness not in _RANDOMNESS:
@@ -73,10 +74,15 @@ class Level:
         # A first pass that a per-example rerun may follow watches for writes into its inputs'
         # memory: a rerun would apply them twice (``note_write``).
         self.watches_writes = False
-        self.wrote_input = False
+        self.saved: dict | None = None  # id -> (input, its values before the first write)
         # A vmap's pass makes the arrays its function creates buffers (batchtensor.buffers):
         # None where it does not, False until it made one, then True.
         self.buffers = None
+        # The frame of a vmap's pass that calls the function, while it runs, and the batched
+        # values that stand-in Python scalars the function returns as they are stand for
+        # (``float(x)`` returned: ``tensor.returned_scalar``).
+        self.pass_frame = None
+        self.returned: dict | None = None
 
     def __repr__(self) -> str:
         state = "alive" if self.alive else "closed"
@@ -124,9 +130,27 @@ def is_input_memory(phys, levels=None) -> bool:
 
 def note_write(level: Level, phys) -> None:
     """A write is about to go into the physical array ``phys`` of a value batched at
-    ``level``: remember whether it is the memory of one of the level's inputs."""
-    if level.watches_writes and not level.wrote_input and is_input_memory(phys, (level,)):
-        level.wrote_input = True
+    ``level``: where it is the memory of one of the level's inputs, keep a copy of that input
+    as it was (once per input), so that a rerun can start from the caller's values
+    (``restore_inputs``)."""
+    if not level.watches_writes:
+        return
+    root = memory_root(phys)
+    for x in level.inputs:
+        while hasattr(x, "_level"):  # a BatchedTensor of an outer level
+            x = x._value
+        if memory_root(x) is root and (level.saved is None or id(x) not in level.saved):
+            if level.saved is None:
+                level.saved = {}
+            level.saved[id(x)] = (x, x.copy(order="K"))
+
+
+def restore_inputs(level: Level) -> None:
+    """Put back the caller's values of the inputs ``level``'s pass wrote into."""
+    for x, before in (level.saved or {}).values():
+        if x.flags.writeable:
+            x[...] = before
+    level.saved = None
 
 
 def active_levels() -> tuple:

@@ -153,12 +153,19 @@ def refuse_scalar_targets(out: Any, what: str) -> None:
     values the per-example code cannot reach (a vmap input, an earlier result)."""
     for t in out if type(out) is tuple else (out,):
         if type(t) is BatchedTensor and scalar_per_example(t):
-            raise TypeError(
+            err = TypeError(
                 f"{what}: the target is a NumPy scalar in each example (a 0-d result of a "
                 f"ufunc, a reduction or x[i], or a 0-d input), and NumPy cannot write into a "
                 f"scalar ({t.dtype} does not support item assignment / is not an ArrayType). "
                 f"Rebind instead (z = z + 1), or make it an array first: z = np.array(z, like=z)"
             )
+            # Code that checks ``type(x)`` first copies a NumPy scalar before writing (array
+            # API helpers such as ``at(x)[i].set(v)``), which a BatchedTensor cannot pass: the
+            # per-example rerun gives the loop's result, or NumPy's own TypeError
+            err.batchtensor_conversion = True
+            err.batchtensor_level = t._level
+            err.batchtensor_what = f"{what} into a NumPy scalar per example"
+            raise err
 
 
 def scalar_sqrt_power(x: BatchedTensor, res: BatchedTensor) -> BatchedTensor:

@@ -13,19 +13,22 @@ hot path) and ``scalar_per_example`` (whether an example is a NumPy scalar or a 
 
 from __future__ import annotations
 
+import itertools
 import math
 import operator
+import struct
+import sys
 import types
 from typing import Any
 
 import numpy as np
 
-from .diagnostics import conversion_message
+from .diagnostics import conversion_message, returned_as_is
 from .errors import BatchingError, note_refusal
 from .levels import Level, current_level
 from .registry import ALIASES, RECORDERS, Path, defers_to_us, record, slots
 
-__all__ = ["BatchedTensor", "new_batched", "is_plain_array", "enter", "scalar_per_example",
+__all__ = ["BatchedTensor", "new_batched", "is_plain_array", "returned_scalar", "take_returned", "enter", "scalar_per_example",
            "plain_array", "reshape_view", "transpose_view", "ints_or_sequence",
            "ndarray_transpose", "ndarray_astype",
            "ndarray_fill", "MethodOp", "AttributeOp", "FlatIter", "NOT_PER_EXAMPLE",
@@ -294,7 +297,9 @@ class BatchedTensor:
 
     # ---- conversions that would drop the batch axis ----------------------------------------
     def _no_conversion(self, what: str):
-        err = TypeError(conversion_message(what, BatchedTensor))
+        message, target = conversion_message(what, BatchedTensor)
+        err = TypeError(message)
+        err.batchtensor_target = target  # out[i] = x: the plain array written (or None)
         err.batchtensor_conversion = True  # vmap unwraps NumPy's "setting an array element" wrap
         err.batchtensor_level = self._level  # the level whose examples a rerun would separate
         err.batchtensor_what = what
@@ -327,20 +332,29 @@ class BatchedTensor:
     def __int__(self):
         example = self._the_example()
         if example is None:
-            self._no_conversion("int()")
+            return self._returned_or_refuse(int, "int()")
         return int(example)
 
     def __float__(self):
         example = self._the_example()
         if example is None:
-            self._no_conversion("float()")
+            return self._returned_or_refuse(float, "float()")
         return float(example)
 
     def __complex__(self):
         example = self._the_example()
         if example is None:
-            self._no_conversion("complex()")
+            return self._returned_or_refuse(complex, "complex()")
         return complex(example)
+
+    def _returned_or_refuse(self, kind: type, what: str, callee: Any = None) -> Any:
+        """``float(x)`` (``int``, ``complex``, ``x.item()``) whose result the function returns
+        as it is: a stand-in Python scalar for vmap to replace (``returned_scalar``); any
+        other conversion, the clear error."""
+        token = returned_scalar(self, kind, sys._getframe(2), callee or kind)
+        if token is None:
+            self._no_conversion(what)
+        return token
 
     def __index__(self):
         example = self._the_example()
@@ -351,6 +365,9 @@ class BatchedTensor:
     def item(self, *args):
         example = self._the_example()
         if example is None:
+            kind = _ITEM_KINDS.get(self.dtype.kind) if not args else None
+            if kind is not None:
+                return self._returned_or_refuse(kind, ".item()", "item")
             self._no_conversion(".item()")
         return example.item(*args)
 
@@ -955,6 +972,62 @@ def is_plain_array(x: Any) -> bool:
     ``isinstance(x, np.ndarray)`` alone is True for a batched value (``BatchedTensor``'s
     ``__class__``), so batchtensor's own code never uses it to tell plain from batched."""
     return type(x) is not BatchedTensor and isinstance(x, np.ndarray)
+
+
+# ---- Python scalars returned as they are --------------------------------------------------------
+# ``return float(score)`` ends many library functions (scikit-learn's metrics). The loop stacks
+# the examples' Python floats into a float64 array, so where the float goes straight back to
+# vmap (``diagnostics.returned_as_is``), the conversion returns a stand-in: a float NaN whose
+# payload bits are unique (an int beyond any int64 for int(); a complex whose real part is such
+# a NaN for complex()), and vmap puts the batched value, cast as the loop's stacking casts the
+# scalars, in its place. Nothing can read the stand-in on the way: every frame returns it at once.
+_NAN_TOKENS = itertools.count(1)
+_QUIET_NAN = 0x7FF8_0000_0000_0000
+_INT_TOKEN_BASE = 1 << 100
+#: which Python scalar each kind of dtype converts to, and the dtype the loop stacks those to
+_SCALAR_DTYPES = {float: np.float64, int: np.int64, complex: np.complex128}
+_CONVERTIBLE = {float: "biuf", int: "bi", complex: "biufc"}
+_ITEM_KINDS = {"f": float, "i": int, "c": complex}
+
+
+def returned_scalar(x: BatchedTensor, kind: type, frame: Any, callee: Any) -> Any:
+    """A stand-in for ``kind(x)`` (``float``, ``int``, ``complex``; ``callee``: that builtin,
+    or ``"item"``) called in ``frame``, when ``x`` is 0-d per example and the result goes
+    straight back to the vmap pass of ``x``'s level; else None."""
+    level = x._level
+    until = level.pass_frame
+    if until is None or x.ndim != 0 or x.dtype.kind not in _CONVERTIBLE[kind] \
+            or (kind is int and x.dtype.itemsize == 8 and x.dtype.kind == "u") \
+            or not returned_as_is(frame, until, callee):
+        return None
+    n = next(_NAN_TOKENS) & 0x3_FFFF_FFFF_FFFF
+    if kind is int:
+        token = _INT_TOKEN_BASE + n
+        key: Any = ("i", token)
+    else:
+        bits = _QUIET_NAN | 0x4_0000_0000_0000 | n
+        real = struct.unpack("<d", struct.pack("<Q", bits))[0]
+        token = real if kind is float else complex(real, 0.0)
+        key = ("f", bits)
+    if level.returned is None:
+        level.returned = {}
+    level.returned[key] = x.astype(_SCALAR_DTYPES[kind])
+    return token
+
+
+def take_returned(level: Level, out: Any) -> Any:
+    """The batched value a stand-in of ``returned_scalar`` stands for, or ``out`` itself."""
+    t = type(out)
+    if t is int:
+        key: Any = ("i", out)
+    elif t is float or t is complex:
+        real = out if t is float else out.real
+        if real == real:
+            return out
+        key = ("f", struct.unpack("<Q", struct.pack("<d", real))[0])
+    else:
+        return out
+    return level.returned.get(key, out)
 
 
 def new_batched(value: Any, bdim: int, level: Level) -> BatchedTensor:

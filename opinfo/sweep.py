@@ -482,7 +482,12 @@ def run_nested(info, dtype, examples, arrays, td, axes, where: str, inner_only=F
                         in_axes=None, axis_size=n_out)
     else:
         outer = bt.vmap(bt.vmap(fn, in_axes=tuple(axes)), in_axes=0)
+    before = [np.copy(m) for m in mapped]
     got, exc = run(lambda: outer(*mapped))
+    if inner_only and (isinstance(exc, bt.BatchingError) and "not mapped" in str(exc) or any(
+            m.tobytes() != b.tobytes() for m, b in zip(mapped, before))):
+        _compare_repeated_writes(info, dtype, fn, axes, before, n_out, where)
+        return run.paths
     if info.inplace is not None and axes[arrays.index(info.inplace)] is None \
             and any(a is not None for a in axes):
         # The target is batched at the outer level only: shared by the inner examples.
@@ -502,6 +507,26 @@ def run_nested(info, dtype, examples, arrays, td, axes, where: str, inner_only=F
         want = _stack_outputs(wants)
     compare(info, dtype, got, want, where)
     return run.paths
+
+
+def _compare_repeated_writes(info, dtype, fn, axes, before, n_out: int, where: str) -> None:
+    """An op that writes into its arguments, under an outer level that batches nothing: the
+    outer loop runs the inner vmap ``n_out`` times on the same arrays, so a write that
+    accumulates (``x += y``, ``np.add.at``) accumulates, and ``fallback="error"`` refuses to
+    run that per example. With the rerun allowed, vmap must equal that loop, in its results
+    and in what it leaves in the arrays; the inner vmap itself is checked by the other
+    variants."""
+    inner = bt.vmap(fn, in_axes=tuple(axes))
+    theirs = [np.copy(m) for m in before]
+    ours = [np.copy(m) for m in before]
+    want = _stack_outputs([inner(*theirs) for _ in range(n_out)])
+    got = bt.vmap(lambda *arrs: bt.vmap(fn, in_axes=tuple(axes))(*arrs), in_axes=None,
+                  axis_size=n_out, fallback="silent")(*ours)
+    compare(info, dtype, got, want, where + ", writes repeated by the outer loop")
+    for k, (a, b) in enumerate(zip(ours, theirs)):
+        if a.dtype != b.dtype or a.tobytes() != b.tobytes():
+            raise SweepFailure(f"{where}: after the outer loop, array argument {k} holds "
+                               f"{a!r}, where the loop leaves {b!r}")
 
 
 # ---- the layout / alias dimension ---------------------------------------------------------------

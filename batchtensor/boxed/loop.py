@@ -110,11 +110,16 @@ def loop_call(op, args: tuple, kwargs: dict, level) -> Any:
     results = []
     sources: dict = {}
     frozen = _freeze_unbatched((args, kwargs), level)
+    at = getattr(op, "__name__", None) == "at" and type(getattr(op, "__self__", None)) is np.ufunc
     try:
         for i in range(n):
             sources.clear()
             a = _select(args, level, i, sources)
             k = _select(kwargs, level, i, sources)
+            if at and a and type(a[0]) is np.ndarray and not a[0].flags.writeable:
+                # NumPy's ufunc.at writes even into a read-only array where every index picks
+                # one element (a NumPy bug): refused here as NumPy refuses the other cases
+                raise ValueError("output array is read-only")
             res = op(*a, **k)
             results.append(_mark_inputs(res, sources, frozen))
     except ValueError as e:

@@ -17,7 +17,7 @@ from __future__ import annotations
 import numpy as np
 from numpy import mintypecode
 
-from ..errors import BatchingError, LoopFallback
+from ..errors import BatchingError, DataDependentError, LoopFallback
 from ..registry import batch_rule, op_name
 from ._helpers import flat_rows, logical_rank, move_bdim_to_front, require
 from .setops import any_true, compress_rows
@@ -226,13 +226,13 @@ def _real_if_conjugate(op, a, roots):
         return np.real(a).copy()
     if not any_true(pairs):
         return a
-    raise BatchingError(_mixed_dtype_message(op))
+    raise DataDependentError(_mixed_dtype_message(op))
 
 
 def _mixed_dtype_message(op) -> str:
     return (f"{op_name(op)}: the result is real for some examples and complex for others "
             f"(NumPy returns real values when every root is real or comes in conjugate pairs), "
-            f"so the per-example results have different dtypes and cannot be stacked. Cast the "
+            f"so one batch cannot hold them (the loop's np.stack makes them all complex). Cast the "
             f"input to complex, or run this part outside vmap.")
 
 
@@ -283,7 +283,7 @@ def roots_rule(p, p_bdim):
         w = np.linalg.eigvals(np.concatenate([first[:, None, :], rest], axis=1))
         if w.dtype.kind == "c" and cc.dtype.kind != "c" \
                 and any_true(np.all(np.imag(w) == 0, axis=1)):
-            raise BatchingError(_mixed_dtype_message(np.roots))
+            raise DataDependentError(_mixed_dtype_message(np.roots))
     else:
         w = np.zeros((b, 0), float)
     ntrail = out_len.shape[1] - w.shape[1]
