@@ -162,10 +162,13 @@ def _tolerance(dtype: np.dtype, rtol: float | None) -> float:
     return 1e-4 if dtype in (np.float32, np.complex64, np.float16) else 1e-10
 
 
-def compare(got: Any, want: Any, rtol: float | None = None, kind: type | None = None) -> str:
+def compare(got: Any, want: Any, rtol: float | None = None, kind: type | None = None,
+            computed_in: Any = None) -> str:
     """'' when ``got`` is the loop's ``want`` (same tree, shapes, dtypes; integers and booleans
     exact, floats to rounding, NaN and inf in the same places), else what differs. ``kind``:
-    the type of one example's result where it is a tuple (the batched result keeps it)."""
+    the type of one example's result where it is a tuple (the batched result keeps it).
+    ``computed_in``: the dtype of the inputs, whose rounding bounds the results' too (a
+    float32 computation returned as a Python float is a float64 result)."""
     if kind is not None and type(got) is not kind:
         return f"the result is a {type(got).__name__}, the loop's a {kind.__name__}"
     gl, _ = flatten(got)
@@ -184,6 +187,8 @@ def compare(got: Any, want: Any, rtol: float | None = None, kind: type | None = 
             if not np.array_equal(np.isnan(g), np.isnan(w)):
                 return f"{at}NaN in other places than the loop's"
             tol = _tolerance(w.dtype, rtol)
+            if computed_in is not None:
+                tol = max(tol, _tolerance(np.dtype(computed_in), rtol))
             try:
                 np.testing.assert_allclose(g, w, rtol=tol, atol=tol, equal_nan=True)
             except AssertionError as e:
@@ -320,7 +325,7 @@ def run_case(entry: Entry, variant: str, case: tuple, seed: int = 0,
                 out.strict_error = _first_line(e)[:400]
                 out.where = _library_frame(e)[:300]
             else:
-                diff = compare(got, want, entry.rtol, kind)
+                diff = compare(got, want, entry.rtol, kind, dtype)
                 out.status = Status.WRONG if diff else Status.VECTORISED
                 out.detail = f"fallback='error': {diff}" if diff else ""
     # a pass that returns must leave its arguments as the loop left its own
@@ -337,7 +342,7 @@ def run_case(entry: Entry, variant: str, case: tuple, seed: int = 0,
                 out.detail = _first_line(e)[:400]
                 out.where = _library_frame(e)[:300]  # where the default pass failed
                 return out
-        diff = compare(got, want, entry.rtol, kind)
+        diff = compare(got, want, entry.rtol, kind, dtype)
         reruns = [str(w.message) for w in caught if issubclass(w.category, bt.PerformanceWarning)
                   and "reruns once per example" in str(w.message)]
         rerun = bool(reruns)

@@ -7,11 +7,4 @@ a fix that makes one pass fails that test until this file is regenerated with
 """
 
 KNOWN_ERRORS: dict[str, str | dict[str, str]] = {
-    'scipy.signal.convolve2d': 'compiled-converts',
-    'scipy.signal.correlate2d': 'compiled-converts',
-    'scipy.signal.freqs': 'roots-dtype',
-    'scipy.signal.medfilt2d': 'compiled-converts',
-    'scipy.signal.tf2zpk': 'roots-dtype',
-    'scipy.stats.epps_singleton_2samp': 'scalar-target',
-    'scipy.stats.f_oneway': 'scalar-target',
 }
