@@ -22,7 +22,9 @@ any other module. The function's module may be a library's (``bt.vmap(scipy.stat
 SciPy's ``_distn_infrastructure`` fills ``zeros(...)`` with ``place``): there too the buffers
 keep the fills vectorised (the real-code corpus: 143 of 404 functions fully vectorised with
 SciPy's modules left out, 172 with them, none wrong), and a buffer that reaches compiled code
-is refused there, which reruns.
+is refused there, which reruns. The same swap gives the module's names for foreign callables
+with a batch rule their ``Primitive`` (``from scipy.ndimage import convolve`` in
+scikit-image's filters), which ``foreign`` installs only in the callable's own package.
 
 Promotion must not leave anyone holding the old plain array: a view taken earlier
 (``row = out[0]``), or the array handed out by ``np.asarray(out)``, would no longer see the
@@ -51,6 +53,7 @@ import numpy as np
 from . import conversions
 from .config import config
 from .dispatch import WRITES_FIRST_ARGUMENT, function_call
+from .foreign import PRIMITIVES
 from .levels import Level, active_levels, current_level
 from .registry import ALIASES
 from .tensor import BatchedTensor
@@ -436,6 +439,7 @@ _lock = threading.Lock()
 _swapped: dict[int, list] = {}  # id(globals) -> [passes running, [(name, original, stand-in)]]
 #: id(globals) -> (name, its value, its stand-in) for each name to swap there, learnt once
 _bound: dict[int, tuple] = {}
+_primitives_seen = 0  # len(foreign.PRIMITIVES) when _bound was last cleared
 _NOT_SWAPPED = ("numpy", "batchtensor")  # NumPy's own code needs NumPy's own functions
 
 
@@ -471,7 +475,13 @@ def _stand_in_for(value: Any) -> Any:
     maker = _MAKERS.get(id(value))
     if maker is not None:
         return maker
-    return _converters().get(id(value))
+    converter = _converters().get(id(value))
+    if converter is not None:
+        return converter
+    try:  # a foreign callable with a rule, bound by name (from scipy.ndimage import convolve)
+        return PRIMITIVES.get(value)
+    except TypeError:  # unhashable
+        return None
 
 
 def enter(g: dict | None) -> dict | None:
@@ -485,6 +495,10 @@ def enter(g: dict | None) -> dict | None:
     try:
         entry = _swapped.get(key)
         if entry is None:
+            global _primitives_seen
+            if len(PRIMITIVES) != _primitives_seen:  # rules loaded since: learn modules anew
+                _bound.clear()
+                _primitives_seen = len(PRIMITIVES)
             swaps = _bound.get(key)
             # learnt once per module (a name bound later is not seen), and learnt again where
             # the module rebound one of those names since

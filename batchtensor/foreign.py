@@ -54,6 +54,7 @@ ONNX_LOWERINGS: dict[Any, tuple] = {}
 #: a package that, once imported, gets the rules of a module of ``batchtensor.rules``
 LAZY_RULES: dict[str, str] = {
     "scipy.fft": "scipy_fft",
+    "scipy.linalg": "scipy_linalg",
     "scipy.ndimage": "scipy_ndimage",
     "scipy.signal": "scipy_signal",
     "scipy.special": "scipy_special",

@@ -22,7 +22,8 @@ from batchtensor.registry import REGISTRY, record_paths
 from loop_reference import assert_same, loop_vmap
 
 scipy = pytest.importorskip("scipy", reason="the SciPy rules need the scipy extra")
-from scipy import fft, ndimage, signal, special, stats  # noqa: E402
+from scipy import fft, linalg, ndimage, signal, special, stats  # noqa: E402
+from scipy.spatial import distance  # noqa: E402
 
 B, A = [0.25, 0.5, 0.125], [1.0, -0.4, 0.2]
 
@@ -256,18 +257,26 @@ def test_primitive_of_a_foreign_function_in_extra_modules(lib):
     assert calls and user.smooth is lib._impl.smooth
 
 
-def test_a_name_bound_before_the_vmap_is_not_reached(lib):
-    """``from fakelib import smooth`` in a module not named to bt.primitive keeps the original:
-    the function then meets the BatchedTensor as any library code does (here: the
-    whole-function rerun, correct and warned)."""
-    user = types.ModuleType("user_module")
+def test_a_name_bound_before_the_vmap_is_reached_in_the_functions_own_module_only(lib):
+    """``from fakelib import smooth`` in a module not named to bt.primitive: the vmapped
+    function's own module sees the Primitive during the pass (as it sees the buffer makers);
+    a helper module it calls keeps the original, and the function then meets the
+    BatchedTensor as any library code does (here: the whole-function rerun, correct and
+    warned)."""
+    helper = types.ModuleType("helper_module")
     exec("from fakelib import smooth\ndef run(x):\n    return smooth(x) + 1\n",  # noqa: S102
-         user.__dict__)
+         helper.__dict__)
+    user = types.ModuleType("user_module")
+    user.helper = helper
+    exec("def outer(x):\n    return helper.run(x) * 2\n", user.__dict__)  # noqa: S102
     calls: list = []
     bt.batch_rule(lib.smooth)(_smooth_rule(calls))
     xs = np.arange(12.0).reshape(3, 4)
+    assert_same(bt.vmap(helper.run, fallback="error")(xs), loop_vmap(helper.run)(xs))
+    assert calls and helper.smooth is lib.smooth
+    calls.clear()
     with pytest.warns(bt.PerformanceWarning, match="reruns once per example"):
-        assert_same(bt.vmap(user.run)(xs), loop_vmap(user.run)(xs))
+        assert_same(bt.vmap(user.outer)(xs), loop_vmap(user.outer)(xs))
     assert not calls
 
 
@@ -310,6 +319,8 @@ def _cases():
         ("moment", lambda x: stats.moment(x, [2, 3], axis=None), x2),
         ("skew", lambda x: stats.skew(x, axis=1), x2),
         ("zscore", lambda x: stats.zscore(x, axis=None), x2),
+        ("linalg.norm", lambda x: np.atleast_1d(linalg.norm(x[0])), x2),
+        ("linalg.norm axis", lambda x: linalg.norm(x, 1, axis=0), x2),
     ]
 
 
@@ -690,3 +701,55 @@ def test_primitive_decorator_with_arguments():
         assert bt.primitive(doubled) is doubled
     finally:
         foreign.forget(doubled.original)
+
+
+# A name bound at import (``from scipy.ndimage import uniform_filter``), as libraries do.
+smooth_by_name = ndimage.uniform_filter
+
+
+def _smooth_then_scale(x):
+    return smooth_by_name(x, size=3) * 2.0
+
+
+def test_a_foreign_callable_bound_by_name_in_the_functions_module_is_intercepted():
+    xs = np.random.default_rng(12).normal(size=(3, 6, 7))
+    with record_paths() as paths:
+        got = bt.vmap(_smooth_then_scale, fallback="error")(xs)
+    assert_same(got, loop_vmap(_smooth_then_scale)(xs))
+    assert any(op is ndimage.uniform_filter for op, _ in paths)
+    assert smooth_by_name is ndimage.uniform_filter  # the module's name is put back
+
+
+def test_scikit_image_filters_that_import_scipy_by_name_stay_vectorised():
+    filters = pytest.importorskip("skimage.filters", reason="scikit-image is a test extra")
+    xs = np.random.default_rng(13).normal(size=(3, 8, 9))
+    for fn in (filters.roberts, filters.laplace, filters.farid_h):
+        assert_same(bt.vmap(fn, fallback="error")(xs), loop_vmap(fn)(xs))
+
+
+@pytest.mark.parametrize("dtype", [np.float64, np.float32, np.complex128])
+def test_scipy_linalg_norm_as_blas_nrm2_gives_it(dtype):
+    """SciPy's 2-norm of a 1-d example is BLAS nrm2: scaled (no overflow at 1e200), in the
+    example's precision, returned as a Python float (the loop stacks float64)."""
+    rng = np.random.default_rng(14)
+    xs = rng.normal(size=(4, 7)).astype(dtype)
+    if dtype is np.float64:
+        xs[1] *= 1e200
+        xs[2] = 0.0
+    with bt.config(fallback="error"):
+        got = bt.vmap(linalg.norm)(xs)
+    assert_same(got, np.stack([linalg.norm(x) for x in xs]),
+                rtol=1e-6 if dtype is np.float32 else 1e-12)
+    assert got.dtype == np.float64 and np.isfinite(got).all()
+    bad = xs.copy()
+    bad[3, 0] = np.nan
+    with pytest.raises(ValueError, match="infs or NaNs"):
+        bt.vmap(linalg.norm)(bad)
+
+
+def test_scipy_spatial_distances_through_linalg_norm_stay_vectorised():
+    u, v = np.random.default_rng(15).normal(size=(2, 5, 6)).astype(np.float32)
+    for fn in (distance.euclidean, distance.minkowski):
+        with bt.config(fallback="error"):
+            got = bt.vmap(fn)(u, v)
+        assert_same(got, np.stack([fn(a, b) for a, b in zip(u, v)]), rtol=1e-6)

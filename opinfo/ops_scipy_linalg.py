@@ -1,0 +1,51 @@
+"""scipy.linalg.norm (rule: batchtensor/rules/scipy_linalg.py): the BLAS 2-norm of a 1-d
+example (scaled: huge and zero examples), an int ``axis`` with vector ords and ``keepdims``;
+matrix norms through LAPACK, ``axis=None`` over several axes and a non-finite value without
+``check_finite`` run per example; NaN with ``check_finite`` raises as in the loop."""
+
+from __future__ import annotations
+
+import numpy as np
+
+from .core import SampleInput
+from .samples import make_array
+
+try:
+    from scipy import linalg
+except ImportError:  # scipy is an optional extra
+    linalg = None
+
+_TOL = dict(rtol=1e-9, atol=1e-11, rtol32=1e-4, atol32=1e-5)
+
+
+def norm_samples(rng, dtype):
+    x = make_array(rng, (7,), dtype)
+    yield SampleInput((x,), {}, "1-d: BLAS nrm2")
+    yield SampleInput((x * 1e150,), {}, "huge values (no overflow)")
+    z = make_array(rng, (5,), dtype)
+    z[::2] = 0
+    yield SampleInput((z,), {}, "some zeros")
+    yield SampleInput((make_array(rng, (9,), dtype, noncontiguous=True),), {"ord": 2},
+                      "non-contiguous, ord=2")
+    yield SampleInput((make_array(rng, (3, 4), dtype),), {"axis": 1}, "axis=1")
+    yield SampleInput((make_array(rng, (3, 4), dtype),), {"ord": 1, "axis": -2,
+                                                          "keepdims": True},
+                      "ord=1, axis=-2, keepdims")
+    yield SampleInput((make_array(rng, (3, 4), dtype),), {"ord": np.inf, "axis": 0},
+                      "ord=inf along an axis")
+    yield SampleInput((make_array(rng, (3, 4), dtype),), {}, "a matrix: LAPACK / NumPy",
+                      loop_reason="axis=None over a matrix")
+    yield SampleInput((make_array(rng, (3, 4), dtype),), {"axis": 2}, "axis out of range")
+    bad = make_array(rng, (6,), dtype)
+    bad[2] = np.nan
+    yield SampleInput((bad,), {}, "NaN: check_finite raises")
+    yield SampleInput((bad,), {"check_finite": False}, "NaN without check_finite",
+                      loop_reason="a non-finite value without check_finite")
+
+
+OPS = []
+if linalg is not None:
+    from .foreign import foreign_op
+
+    OPS = [foreign_op(linalg, "norm", norm_samples,
+                      dtypes=(np.float64, np.float32, np.complex128), **_TOL)]
