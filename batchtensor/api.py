@@ -16,8 +16,8 @@ from . import buffers, conversions
 from .config import FALLBACK_MODES, config
 from .diagnostics import (raised_by_batchtensor, user_instruction, user_line, user_stacklevel,
                           user_store)
-from .errors import (BatchingError, DataDependentError, PerformanceWarning, SharedWriteError,
-                     rerun_reason)
+from .errors import (BatchingError, ControlFlowError, DataDependentError, PerformanceWarning,
+                     SharedWriteError, rerun_reason)
 from .foreign import stand_in
 from .levels import (Level, close_level, open_level, random_scope, restore_inputs,
                      resume_session, session_tick)
@@ -25,7 +25,7 @@ from .numpy_random import stream_argument
 from .pytree import LEAF, broadcast_prefix, flatten, keystr, leaf_paths, unflatten
 from .registry import is_physical_type
 from .rules.ragged import is_ragged
-from .tensor import BatchedTensor, new_batched, plain_array, take_returned
+from .tensor import BatchedTensor, is_plain_array, new_batched, plain_array, take_returned
 
 __all__ = ["vmap", "vmap_level", "VmapLevel", "VmapFunction", "FallbackVmapFunction",
            "unwrap_outputs"]
@@ -215,7 +215,8 @@ class VmapFunction:
                 return self._vectorised(leaves, axes, treedef, kwargs, size, offset)
             first: list = []
             try:
-                return self._vectorised(guarded, axes, treedef, kwargs, size, offset, first)
+                return _synced(self._vectorised(guarded, axes, treedef, kwargs, size, offset,
+                                                first), guarded, leaves, axes)
             except (ValueError, TypeError) as e:
                 if not _writes_into_guard(e, guarded, leaves):
                     raise
@@ -227,7 +228,8 @@ class VmapFunction:
                                                  e, scope)
         first = []  # the level of this pass: only its rerun reasons are ours
         try:
-            return self._vectorised(guarded, axes, treedef, kwargs, size, offset, first)
+            return _synced(self._vectorised(guarded, axes, treedef, kwargs, size, offset, first),
+                           guarded, leaves, axes)
         except BaseException as e:
             found = rerun_reason(e) or _datetime_store(e, first)
             ours = found is not None and found[0] is not None and first \
@@ -254,6 +256,12 @@ class VmapFunction:
                 if guard_hit:
                     return self._unmapped_writes(leaves, axes, treedef, kwargs, size, offset,
                                                  e, scope)
+                if type(e) is ControlFlowError and e.level is first[0] and e.truth is not None:
+                    out = self._split(leaves, axes, treedef, kwargs, offset, e.truth)
+                    if out is not _NO_SPLIT:
+                        _warn_rerun(self.func, found[1], e, split=out[1])
+                        return out[0]
+                    scope.rewind()
                 _warn_rerun(self.func, found[1], e)
                 try:
                     return self._per_example(leaves, axes, treedef, kwargs, size, offset,
@@ -262,6 +270,53 @@ class VmapFunction:
                     # the examples' results themselves differ in shape: the loop's np.stack
                     # fails too, and the first error says best where the shapes come from
                     raise e from join_error
+
+    def _split(self, leaves, axes, treedef, kwargs, offset, truth):
+        """The examples disagree at an ``if`` / ``while`` (``truth``: each one's answer): run
+        ``f`` again on each group of examples that agree, vectorised, splitting a group again
+        where its examples disagree further on, and put the groups' results back in the
+        examples' order, as the loop's ``np.stack`` would (dtypes promoted alike). Each group
+        gets copies of its examples (read-only where the argument is). ``_NO_SPLIT`` where
+        that cannot give the loop's result or would cost more than the loop: randomness
+        other than "error" (each example's draws are keyed by its index), more passes than
+        ``max(8, size // 16)``, a group that needs a per-example run for another reason, a
+        group that writes into an argument (the loop's examples are views of the caller's
+        arrays, with their layout, which copies cannot stand for), results that do not line
+        up. Otherwise ``(result, groups)``."""
+        if self.randomness != "error" or any(
+                ax is not None and not is_plain_array(leaf) for leaf, ax in zip(leaves, axes)):
+            return _NO_SPLIT
+        pending = [(np.arange(len(truth)), truth)]
+        budget = max(_MIN_GROUPS, len(truth) // _EXAMPLES_PER_GROUP)
+        groups = []  # (the examples' indices, the group's result, its arguments, wrote them)
+        passes = 0
+        while pending:
+            idx, agree = pending.pop()
+            for part in (idx[agree], idx[~agree]):
+                if not len(part):
+                    continue
+                passes += 1
+                if passes > budget:
+                    return _NO_SPLIT
+                sub = [_read_only(leaf) if ax is None else _examples(leaf, part, ax)
+                       for leaf, ax in zip(leaves, axes)]
+                first: list = []
+                try:
+                    out = self._vectorised(sub, axes, treedef, kwargs, len(part), offset, first)
+                except ControlFlowError as e:
+                    if not first or e.level is not first[0] or e.truth is None:
+                        return _NO_SPLIT
+                    pending.append((part, e.truth))
+                    continue
+                except Exception:  # noqa: BLE001 -- the per-example run gives the loop's answer
+                    return _NO_SPLIT
+                if first[0].saved:  # it wrote into its copies of the arguments
+                    return _NO_SPLIT
+                groups.append((part, out))
+        merged = _merge_groups(groups, self.out_axes)
+        if merged is _NO_SPLIT:
+            return _NO_SPLIT
+        return _synced(merged, sub, leaves, axes), len(groups)
 
     def _unmapped_writes(self, leaves, axes, treedef, kwargs, size, offset, e, scope):
         """``f`` writes into an argument that is not mapped, which the loop does once per
@@ -301,6 +356,10 @@ class VmapFunction:
                 raise
             return self._loop_for_unmapped_writes(leaves, axes, treedef, kwargs, size, offset,
                                                   e, scope, trial)
+        if any(state[j].shape != leaves[j].shape or state[j].dtype != leaves[j].dtype
+               for j in arrays):  # a.shape = ... set on a copy: the loop sets it on a
+            return self._loop_for_unmapped_writes(leaves, axes, treedef, kwargs, size, offset,
+                                                  e, scope, None)
         if size:  # with no example the loop writes nothing
             for j in arrays:
                 if not _same(state[j], leaves[j]):
@@ -624,6 +683,53 @@ def _is_conversion(e: BaseException) -> bool:
         or getattr(e.__cause__, "batchtensor_conversion", False)
 
 
+_NO_SPLIT = object()  # VmapFunction._split: the batch cannot be split into groups
+#: group passes before the split gives way to a run per example: a pass costs about what a
+#: few examples cost in the loop, so a large batch affords more (a convergence loop whose
+#: examples stop after one of k step counts takes 2(k - 1) passes)
+_MIN_GROUPS, _EXAMPLES_PER_GROUP = 8, 16
+
+
+def _examples(leaf: np.ndarray, part: np.ndarray, ax: int) -> np.ndarray:
+    """A copy of the examples ``part`` of ``leaf`` along ``ax``, read-only where it is."""
+    taken = np.take(leaf, part, axis=ax)
+    taken.flags.writeable = leaf.flags.writeable
+    return taken
+
+
+def _merge_groups(groups: list, out_axes: Any) -> Any:
+    """The groups' results (each batched along ``out_axes`` over its examples) as one result
+    over every example, in their order; ``_NO_SPLIT`` where the groups' results do not line
+    up (another structure, a leaf that is no array, other shapes)."""
+    parts, outs = [g[0] for g in groups], [g[1] for g in groups]
+    size = sum(len(p) for p in parts)
+    flat = [flatten(o) for o in outs]
+    td = flat[0][1]
+    if any(f[1] != td or len(f[0]) != len(flat[0][0]) for f in flat):
+        return _NO_SPLIT
+    if out_axes is None or type(out_axes) is int:
+        axes = [out_axes] * len(flat[0][0])
+    else:
+        axes = broadcast_prefix(out_axes, outs[0], "out_axes", "output")
+    first = min(range(len(parts)), key=lambda k: parts[k].min())  # holds example 0
+    merged = []
+    for j, ax in enumerate(axes):
+        column = [f[0][j] for f in flat]
+        if ax is None:  # the loop keeps the first example's
+            merged.append(column[first])
+            continue
+        if not all(type(c) is np.ndarray for c in column):
+            return _NO_SPLIT
+        fronts = [np.moveaxis(c, ax, 0) for c in column]
+        if any(f.shape[1:] != fronts[0].shape[1:] for f in fronts):
+            return _NO_SPLIT
+        out = np.empty((size,) + fronts[0].shape[1:], np.result_type(*column))
+        for part, f in zip(parts, fronts):
+            out[part] = f
+        merged.append(np.moveaxis(out, 0, ax % column[0].ndim))
+    return unflatten(td, merged)
+
+
 def _shared_write(e: BaseException, level: Level) -> SharedWriteError:
     """The conversion error ``e`` of a write into shared state, as a SharedWriteError."""
     cause = e if getattr(e, "batchtensor_conversion", False) else e.__cause__ or e
@@ -678,17 +784,21 @@ def _writes_into_guard(e: BaseException, guarded: list, leaves: list) -> bool:
     return "read-only" in text or "writeable" in text or "not acceptable" in text  # np.dot
 
 
-def _warn_rerun(func, reason: str, e: BaseException) -> None:
+def _warn_rerun(func, reason: str, e: BaseException, split: int = 0) -> None:
     """One PerformanceWarning naming the function, the reason and the user's line. Its text
     is the same on every call from one place, so Python's warning filters show it once per
-    place by default."""
+    place by default. ``split``: the function ran again on that many groups of examples that
+    agree, each vectorised, instead of once per example."""
     if config.fallback != "warn":
         return
     where = user_line(e)
+    how = ("runs again on each group of examples that take the same branches, vectorised, "
+           "and the groups' results are put back in order: correct, a few passes" if split else
+           "reruns once per example and the results are stacked: correct, as slow as a Python "
+           "loop")
     warnings.warn(
         f"vmap({_func_name(func)}): {reason}{f' at {where}' if where else ''}, so the function "
-        f"reruns once per example and the results are stacked: correct, as slow as a Python "
-        f"loop. ({_first_line(e)[:300]}) Pass fallback='error' to raise instead, or "
+        f"{how}. ({_first_line(e)[:300]}) Pass fallback='error' to raise instead, or "
         f"fallback='silent' to hide this warning.",
         PerformanceWarning, stacklevel=user_stacklevel())
 
@@ -766,6 +876,18 @@ def _datetime_store(e: BaseException, first: list) -> tuple | None:
 
 def _func_name(func) -> str:
     return getattr(func, "__name__", None) or type(func).__name__
+
+
+def _synced(out: Any, guarded: list, leaves: list, axes: list) -> Any:
+    """``out``, once the shape or dtype the function set on a read-only view of an unmapped
+    argument (``a.shape = (4, 3)``, which the loop sets on the argument itself) is set on the
+    argument too."""
+    for g, x, ax in zip(guarded, leaves, axes):
+        if ax is None and g is not x and type(x) is np.ndarray \
+                and (g.shape != x.shape or g.dtype != x.dtype):
+            x.dtype = g.dtype  # (set on a view of x's own memory, so valid on x)
+            x.shape = g.shape
+    return out
 
 
 def _read_only(leaf):

@@ -317,12 +317,15 @@ def truth_value(x: BatchedTensor) -> bool:
         return True
     if not bool(np.any(value)):
         return False
-    raise ControlFlowError(
+    e = ControlFlowError(
         "data-dependent control flow: bool() of a batched value is True for some examples and "
         "False for others, so a Python `if`/`while` on it would take different branches per "
         "example. Compute both branches and select with np.where(cond, a, b); or, unless "
         "fallback='error', bt.vmap reruns the function once per example.", x._level
     )
+    if type(value) is np.ndarray:  # each example's truth value (vmap splits the batch by it)
+        e.truth = np.moveaxis(value, x._bdim, 0).reshape(n).astype(bool)
+    raise e
 
 
 def setitem(x: BatchedTensor, key: Any, value: Any) -> None:

@@ -21,11 +21,13 @@ class ControlFlowError(BatchingError):
     """``bool()`` of a batched value whose examples disagree: a Python ``if``/``while`` on it
     would take different branches per example. ``level`` is the vmap level that disagrees
     (``vmap`` catches it for its own level and reruns the function per example, unless
-    ``fallback="error"``)."""
+    ``fallback="error"``). ``truth``: each example's truth value, where the dispatcher can
+    tell (a plain array of the level's size), by which vmap splits the batch."""
 
     def __init__(self, message: str, level=None):
         super().__init__(message)
         self.level = level
+        self.truth = None
 
 
 class DataDependentError(BatchingError):

@@ -1,10 +1,12 @@
 """The whole-function fallback against a plain Python loop over the same function.
 
-Each workload is a per-example function that only a per-example run can execute (a Python
-scalar conversion, a loop whose iteration count differs per example, a batched value written
-into a shared plain array), so ``bt.vmap`` reruns it once per example; the last, the same
-writes into an array the function makes with ``np.zeros``, shows what the buffers
-(``batchtensor.buffers``) save: ``bt.vmap`` runs it vectorised. Methods, interleaved in one
+Each workload is a per-example function that a single vectorised pass cannot execute (a
+Python scalar conversion, a batched value written into a shared plain array), so ``bt.vmap``
+reruns it once per example; where the examples only disagree at an ``if`` / ``while`` (a loop
+whose iteration count differs, two branches), ``bt.vmap`` runs each group of examples that
+agree vectorised instead; the last, the same writes into an array the function makes with
+``np.zeros``, shows what the buffers (``batchtensor.buffers``) save: ``bt.vmap`` runs it
+vectorised. Methods, interleaved in one
 run, medians of repeats, ratios within the run only:
 
 - ``loop``: ``np.stack([f(x) for x in xs])``, the reference;
@@ -46,6 +48,13 @@ def newton_sqrt(a):
     return x
 
 
+def two_ways(x):
+    """Examples that take one of two branches: two groups, each vectorised."""
+    if x.sum() > 0:
+        return np.tanh(x) * 2.0
+    return np.exp(-x * x)
+
+
 TEMPLATE = np.zeros(4)
 
 
@@ -67,7 +76,8 @@ def fill_buffer(x):
 
 WORKLOADS = {
     "float() conversion": (scale_by_norm, (8,)),
-    "Newton to a tolerance": (newton_sqrt, (8,)),
+    "Newton to a tolerance (groups by step count)": (newton_sqrt, (8,)),
+    "if with two branches (two groups)": (two_ways, (8,)),
     "plain array filled (a method's copy)": (fill_copy, (4,)),
     "np.zeros buffer filled (vectorised)": (fill_buffer, (4,)),
 }

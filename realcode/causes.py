@@ -154,7 +154,7 @@ def cause_of(o: Outcome) -> tuple[str, str]:
         return "invalid", o.detail
     if o.status is Status.ERROR:
         text = o.detail
-    elif o.status is Status.RERUN:
+    elif o.status in (Status.RERUN, Status.GROUPS):
         # the reason of the rerun itself, and the strict pass's error, which is more precise
         # where it stopped at the same place (and may have stopped earlier, at an op the
         # per-op loop serves)

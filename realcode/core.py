@@ -51,6 +51,7 @@ class Unavailable(Exception):
 class Status(str, Enum):
     VECTORISED = "vectorised"  # fallback="error" gives the loop's result
     PER_OP_LOOP = "per-op loop"  # vectorised but for ops the per-op loop served
+    GROUPS = "groups"  # vectorised per group of examples that take the same branches
     RERUN = "rerun"  # the whole function reran once per example
     WRONG = "WRONG"  # a result that differs from the loop, with no error
     ERROR = "error"  # the default path raised
@@ -346,12 +347,16 @@ def run_case(entry: Entry, variant: str, case: tuple, seed: int = 0,
         reruns = [str(w.message) for w in caught if issubclass(w.category, bt.PerformanceWarning)
                   and "reruns once per example" in str(w.message)]
         rerun = bool(reruns)
-        out.rerun_warning = reruns[0][:600] if reruns else ""
+        grouped = [str(w.message) for w in caught if issubclass(w.category, bt.PerformanceWarning)
+                   and "each group of examples" in str(w.message)]
+        out.rerun_warning = (reruns or grouped or [""])[0][:600]
         out.loop_ops = tuple(sorted({_op_name(op) for op, path in paths if path == "loop"}))
         if diff:
             out.status, out.detail = Status.WRONG, diff
         elif rerun:
             out.status = Status.RERUN
+        elif grouped:
+            out.status = Status.GROUPS
         elif out.loop_ops or strict:
             out.status = Status.PER_OP_LOOP
         else:

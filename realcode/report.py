@@ -15,13 +15,14 @@ __all__ = ["COMMAND", "function_status", "markdown", "summary_text"]
 COMMAND = "python -m realcode -j 2 --markdown docs/realcode.md --known realcode/known_errors.py"
 
 #: worst first: a function's status is the worst of its runs
-ORDER = [Status.WRONG, Status.INVALID, Status.ERROR, Status.RERUN, Status.PER_OP_LOOP,
-         Status.VECTORISED, Status.SKIPPED]
-LETTER = {Status.VECTORISED: "V", Status.PER_OP_LOOP: "L", Status.RERUN: "R",
+ORDER = [Status.WRONG, Status.INVALID, Status.ERROR, Status.RERUN, Status.GROUPS,
+         Status.PER_OP_LOOP, Status.VECTORISED, Status.SKIPPED]
+LETTER = {Status.VECTORISED: "V", Status.PER_OP_LOOP: "L", Status.GROUPS: "G", Status.RERUN: "R",
           Status.WRONG: "**W**", Status.ERROR: "E", Status.INVALID: "I", Status.SKIPPED: "–"}
-PASSING = (Status.VECTORISED, Status.PER_OP_LOOP, Status.RERUN)
+PASSING = (Status.VECTORISED, Status.PER_OP_LOOP, Status.GROUPS, Status.RERUN)
 LABELS = {Status.VECTORISED: "pass, fully vectorised",
           Status.PER_OP_LOOP: "pass, vectorised but for ops the per-op loop served",
+          Status.GROUPS: "pass, vectorised per group of examples that branch alike",
           Status.RERUN: "pass, through the whole-function rerun",
           Status.WRONG: "WRONG (a result unlike the loop's, no error)",
           Status.ERROR: "error (the default path raises)",
@@ -61,8 +62,8 @@ def summary_text(results: dict[str, list[Outcome]], functions: dict[str, str]) -
     runs, funcs = tallies(results, functions)
     nr, nf = sum(runs.values()), sum(v for k, v in funcs.items() if k is not Status.SKIPPED)
     lines = [f"{nf} functions ({len(results)} entries), {nr} runs"]
-    for st in (Status.VECTORISED, Status.PER_OP_LOOP, Status.RERUN, Status.WRONG,
-               Status.ERROR, Status.INVALID):
+    for st in (Status.VECTORISED, Status.PER_OP_LOOP, Status.GROUPS, Status.RERUN,
+               Status.WRONG, Status.ERROR, Status.INVALID):
         lines.append(f"  {LABELS[st]:55s} runs {runs[st]:5d} ({_pct(runs[st], nr):>6s})   "
                      f"functions {funcs[st]:4d} ({_pct(funcs[st], nf):>6s})")
     if funcs[Status.SKIPPED]:
@@ -105,7 +106,9 @@ def markdown(results: dict[str, list[Outcome]], functions: dict[str, str],
         "",
         "A run's status: `bt.vmap(f, fallback='error')` gives the loop's result → **fully "
         "vectorised**; else `bt.vmap(f)` (default fallback) gives it with only per-op loop "
-        "fallbacks → **per-op loop**; with the whole-function rerun → **rerun**; a result "
+        "fallbacks → **per-op loop**; by running the function again on each group of examples "
+        "that take the same branches of an `if`/`while`, each group vectorised → **groups**; "
+        "with the whole-function rerun → **rerun**; a result "
         "unlike the loop's (either pass) → **WRONG**; the default pass raises → **error**. "
         "A function's status is the worst of its runs.",
         "",
@@ -114,8 +117,8 @@ def markdown(results: dict[str, list[Outcome]], functions: dict[str, str],
         "| status | runs | % runs | functions | % functions |",
         "|---|---:|---:|---:|---:|",
     ]
-    for st in (Status.VECTORISED, Status.PER_OP_LOOP, Status.RERUN, Status.WRONG,
-               Status.ERROR, Status.INVALID):
+    for st in (Status.VECTORISED, Status.PER_OP_LOOP, Status.GROUPS, Status.RERUN,
+               Status.WRONG, Status.ERROR, Status.INVALID):
         out.append(f"| {LABELS[st]} | {runs[st]} | {_pct(runs[st], nr)} | {funcs[st]} | "
                    f"{_pct(funcs[st], nf)} |")
     out.append(f"| **total** | {nr} | | {nf} | |")
@@ -134,9 +137,9 @@ def markdown(results: dict[str, list[Outcome]], functions: dict[str, str],
 
     # ---- per library ---------------------------------------------------------------------
     out += ["## Per library", "",
-            "| library | functions | fully vectorised | per-op loop | rerun | wrong | error |"
-            " runs | runs vectorised |",
-            "|---|---:|---:|---:|---:|---:|---:|---:|---:|"]
+            "| library | functions | fully vectorised | per-op loop | groups | rerun | wrong |"
+            " error | runs | runs vectorised |",
+            "|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|"]
     for lib in library_order:
         names = [n for n in results if groups[n] == lib]
         if not names:
@@ -144,8 +147,8 @@ def markdown(results: dict[str, list[Outcome]], functions: dict[str, str],
         sub = {n: results[n] for n in names}
         r, f = tallies(sub, functions)
         n_f = sum(v for k, v in f.items() if k is not Status.SKIPPED)
-        cells = [f"{f[s]}" for s in (Status.VECTORISED, Status.PER_OP_LOOP, Status.RERUN,
-                                     Status.WRONG, Status.ERROR)]
+        cells = [f"{f[s]}" for s in (Status.VECTORISED, Status.PER_OP_LOOP, Status.GROUPS,
+                                     Status.RERUN, Status.WRONG, Status.ERROR)]
         n_r = sum(r.values())
         out.append(f"| {lib} | {n_f} | " + " | ".join(cells) +
                    f" | {n_r} | {_pct(r[Status.VECTORISED], n_r)} |")
@@ -205,7 +208,8 @@ def markdown(results: dict[str, list[Outcome]], functions: dict[str, str],
 
     # ---- every entry -----------------------------------------------------------------------
     out += ["## Every entry", "",
-            "V fully vectorised, L per-op loop, R rerun, **W** wrong, E error, I invalid "
+            "V fully vectorised, L per-op loop, G vectorised per group of examples that branch "
+            "alike, R rerun, **W** wrong, E error, I invalid "
             "example, – not applicable; one letter per variant (the worst of its cases), and "
             "the cause of the worst run.", ""]
     for lib in library_order:
@@ -233,7 +237,7 @@ def markdown(results: dict[str, list[Outcome]], functions: dict[str, str],
 def _example_message(o: Outcome) -> str:
     if o.status is Status.ERROR:
         text = o.detail
-    elif o.status is Status.RERUN:
+    elif o.status in (Status.RERUN, Status.GROUPS):
         text = o.strict_error if "has no batch rule" not in o.strict_error else \
             o.rerun_warning
     elif o.status is Status.PER_OP_LOOP:

@@ -478,3 +478,24 @@ def test_compiled_code_that_fails_after_a_refused_conversion_reruns():
     with pytest.warns(bt.PerformanceWarning, match="converted"):
         got = bt.vmap(signal.convolve2d)(xs, ks)
     assert_same(got, loop_vmap(signal.convolve2d)(xs, ks))
+
+
+def test_setting_the_shape_of_an_unmapped_argument_reaches_it_as_in_the_loop():
+    """The first pass meets a read-only view of the argument; ``a.shape = ...`` there is set on
+    the argument too (the adversarial generator found it)."""
+    def f(a, x):
+        a.shape = (4, 3)
+        return x * a.shape[0]
+
+    def g(a, x):
+        a.shape = (4, 3)
+        a += 1.0  # then accumulates: per example, on the argument itself
+        return x * a[0, 0]
+
+    xs = np.arange(5.0)
+    for fn in (f, g):
+        a, a_loop = np.arange(12.0).reshape(3, 4), np.arange(12.0).reshape(3, 4)
+        got = bt.vmap(fn, in_axes=(None, 0), fallback="silent")(a, xs)
+        assert_same(got, loop_vmap(fn, (None, 0))(a_loop, xs))
+        assert a.shape == a_loop.shape == (4, 3)
+        np.testing.assert_array_equal(a, a_loop)

@@ -114,7 +114,6 @@ RERUN = {
     "stored first": lambda x: (lambda s: s)(float(x.sum())) * 2,
     "finally": _finally,
     "int of a float": lambda x: int(x.sum()),
-    "bool": lambda x: bool(x.sum() > 0),
     "item with an index": lambda x: x.item(0),
     # math.sqrt's compiled code calls float() inside a call that is returned as it is: the
     # stand-in must never reach it (it would compute with a NaN)

@@ -530,10 +530,19 @@ def test_disagreeing_control_flow_raises_pointing_at_where_with_fallback_error()
 
 @pytest.mark.parametrize("f", [branchy, whiley], ids=["if", "while"])
 @pytest.mark.parametrize("chunk_size", [None, 2])
-def test_disagreeing_control_flow_reruns_per_example(f, chunk_size):
+def test_disagreeing_control_flow_runs_each_group_of_examples_vectorised(f, chunk_size):
+    xs = RNG.normal(size=(5, 3)) * np.array([[1], [-3], [2], [-1], [4]])
+    with pytest.warns(bt.PerformanceWarning, match="each group of examples"):
+        got = bt.vmap(f, fallback="warn", chunk_size=chunk_size)(xs)
+    assert_same(got, loop_vmap(f)(xs))
+
+
+@pytest.mark.parametrize("f", [branchy, whiley], ids=["if", "while"])
+def test_disagreeing_control_flow_reruns_per_example_where_groups_cannot_do(f):
+    """randomness other than "error" keys each example's draws by its index: no groups."""
     xs = RNG.normal(size=(5, 3)) * np.array([[1], [-3], [2], [-1], [4]])
     with pytest.warns(bt.PerformanceWarning, match="reruns once per example"):
-        got = bt.vmap(f, fallback="warn", chunk_size=chunk_size)(xs)
+        got = bt.vmap(f, randomness="different")(xs)
     assert_same(got, loop_vmap(f)(xs))
 
 

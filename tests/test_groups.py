@@ -1,0 +1,209 @@
+"""Examples that take different branches run in groups that agree, each group vectorised.
+
+Where a Python ``if`` / ``while`` meets examples that disagree, vmap runs the function again on
+each group of examples that agree (splitting a group again where it disagrees further on) and
+puts the results back in order, as the loop's ``np.stack`` would. Every case is compared with
+the per-example loop; where groups cannot give the loop's result, the per-example rerun does.
+"""
+
+from __future__ import annotations
+
+import warnings
+
+import numpy as np
+import pytest
+from loop_reference import LAYOUTS, assert_same, laid_out, loop_vmap
+
+import batchtensor as bt
+
+RNG = np.random.default_rng(21)
+SIGNS = np.array([[1.0], [-3.0], [2.0], [-1.0], [4.0], [-2.0]])
+GROUPS = "each group of examples"
+PER_EXAMPLE = "reruns once per example"
+
+
+def branchy(x):
+    if x.sum() > 0:
+        return x * 2
+    return -x
+
+
+def newton_sqrt(a):
+    """Iterates until converged: the examples need different numbers of steps."""
+    x = a
+    while np.abs(x * x - a) > 1e-12 * a:
+        x = 0.5 * (x + a / x)
+    return x
+
+
+def int_or_float(x):
+    if x[0] > 0:
+        return np.arange(3)  # int64 in these examples
+    return x[:3] * 0.5       # float64 in those: the loop's np.stack makes all float64
+
+
+def two_outputs(x):
+    if x.sum() > 0:
+        return {"y": x * 2, "n": x.sum()}
+    return {"y": -x, "n": -x.sum()}
+
+
+def nested_ifs(x):
+    if x[0] > 0:
+        if x[1] > 0:
+            return x + 1
+        return x - 1
+    return x * 0
+
+
+def writes_then_branches(x):
+    x += 1.0  # reaches the caller's array, once per example as in the loop
+    return branchy(x)
+
+
+def _quiet(fn, *args, **kw):
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", bt.PerformanceWarning)
+        return fn(*args, **kw)
+
+
+def truth(x):
+    return bool(x.sum() > 0)  # a Python bool per example: the loop stacks them
+
+
+@pytest.mark.parametrize("f", [branchy, int_or_float, nested_ifs, truth],
+                         ids=lambda f: f.__name__)
+@pytest.mark.parametrize("size", [2, 6])
+def test_groups_give_the_loops_result(f, size):
+    xs = np.abs(RNG.normal(size=(size, 4))) * SIGNS[:size]
+    with pytest.warns(bt.PerformanceWarning, match=GROUPS):
+        got = bt.vmap(f)(xs)
+    assert_same(got, loop_vmap(f)(xs))
+
+
+def test_a_while_loop_with_a_different_number_of_steps_per_example():
+    a = np.array([4.0, 2.0, 9.0, 2.0, 0.25, 4.0])
+    with pytest.warns(bt.PerformanceWarning, match=GROUPS):
+        got = bt.vmap(newton_sqrt)(a)
+    assert_same(got, loop_vmap(newton_sqrt)(a))
+
+
+@pytest.mark.parametrize("layout", LAYOUTS)
+def test_groups_over_every_layout_and_a_middle_axis(layout):
+    xs, ax = laid_out(np.abs(RNG.normal(size=(6, 4))) * SIGNS, layout)
+    assert_same(_quiet(bt.vmap(branchy, in_axes=ax), xs), loop_vmap(branchy, ax)(xs))
+    assert_same(_quiet(bt.vmap(branchy, in_axes=ax, out_axes=1), xs),
+                loop_vmap(branchy, ax, 1)(xs))
+
+
+def test_pytree_outputs_out_axes_and_unmapped_arguments():
+    xs = np.abs(RNG.normal(size=(6, 4))) * SIGNS
+    w = RNG.normal(size=4)
+
+    def f(x, w):
+        out = two_outputs(x)
+        out["w"] = w  # the same for every example
+        return out
+
+    axes = {"y": 1, "n": 0, "w": None}
+    got = _quiet(bt.vmap(f, in_axes=(0, None), out_axes=axes), xs, w)
+    assert_same(got, loop_vmap(f, (0, None), axes)(xs, w))
+
+
+def test_writes_into_mapped_arguments_rerun_per_example_and_reach_the_caller_once():
+    """Each group gets copies of its examples, where the loop's are views of the caller's
+    arrays (with their layout, which decides what is a view): a group that writes into them
+    gives way to the per-example rerun."""
+    xs = np.abs(RNG.normal(size=(6, 3))) * SIGNS
+    ys = xs.copy()
+    with pytest.warns(bt.PerformanceWarning, match=PER_EXAMPLE):
+        got = bt.vmap(writes_then_branches)(xs)
+    want = loop_vmap(writes_then_branches)(ys)
+    assert_same(got, want)
+    np.testing.assert_array_equal(xs, ys)
+
+
+def test_chunks_and_nested_vmaps():
+    xs = np.abs(RNG.normal(size=(6, 4))) * SIGNS
+    assert_same(_quiet(bt.vmap(branchy, chunk_size=4), xs), loop_vmap(branchy)(xs))
+    grid = np.abs(RNG.normal(size=(3, 6, 4))) * SIGNS
+    assert_same(_quiet(bt.vmap(bt.vmap(branchy)), grid), loop_vmap(loop_vmap(branchy))(grid))
+
+
+def count_down(n):
+    steps = 0
+    while n > 0:
+        n = n - 1
+        steps += 1
+    return steps
+
+
+def test_more_groups_than_worth_it_rerun_per_example():
+    """Every example its own number of steps: past a few groups the loop is cheaper."""
+    n = np.arange(30)
+    with pytest.warns(bt.PerformanceWarning, match=PER_EXAMPLE):
+        got = bt.vmap(count_down)(n)
+    assert_same(got, loop_vmap(count_down)(n))
+
+
+def test_randomness_keyed_by_example_reruns_per_example():
+    xs = np.abs(RNG.normal(size=(6, 4))) * SIGNS
+    with pytest.warns(bt.PerformanceWarning, match=PER_EXAMPLE):
+        got = bt.vmap(branchy, randomness="same")(xs)
+    assert_same(got, loop_vmap(branchy)(xs))
+
+
+def test_a_write_into_an_unmapped_argument_in_a_group_runs_per_example():
+    xs = np.abs(RNG.normal(size=(6, 3))) * SIGNS
+    w, w_loop = np.zeros(3), np.zeros(3)
+
+    def f(x, w):
+        if x.sum() > 0:
+            w += 1.0  # the loop adds once per example that takes this branch, in order
+            return x + w
+        return x - w
+
+    got = _quiet(bt.vmap(f, in_axes=(0, None)), xs, w)
+    assert_same(got, loop_vmap(f, (0, None))(xs, w_loop))
+    np.testing.assert_array_equal(w, w_loop)
+
+
+def test_groups_whose_results_differ_in_shape_fail_as_the_loop_does():
+    def f(x):
+        if x.sum() > 0:
+            return x[:2]
+        return x
+
+    xs = np.abs(RNG.normal(size=(6, 4))) * SIGNS
+    with pytest.raises(ValueError):
+        loop_vmap(f)(xs)
+    with pytest.raises((ValueError, bt.BatchingError)):
+        _quiet(bt.vmap(f), xs)
+
+
+def test_fallback_error_still_raises_where_the_examples_disagree():
+    xs = np.abs(RNG.normal(size=(6, 4))) * SIGNS
+    with pytest.raises(bt.BatchingError, match=r"np\.where"):
+        bt.vmap(branchy, fallback="error")(xs)
+
+
+def test_fallback_silent_says_nothing():
+    xs = np.abs(RNG.normal(size=(6, 4))) * SIGNS
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        got = bt.vmap(branchy, fallback="silent")(xs)
+    assert_same(got, loop_vmap(branchy)(xs))
+
+
+def test_a_write_into_a_read_only_argument_fails_as_in_the_loop():
+    def f(x):
+        if x.sum() > 0:
+            x[0] = 1.0
+        return x * 2
+
+    xs = np.abs(RNG.normal(size=(6, 3))) * SIGNS
+    xs.flags.writeable = False
+    with pytest.raises(ValueError, match="read-only"):
+        loop_vmap(f)(xs)
+    with pytest.raises(ValueError, match="read-only"):
+        _quiet(bt.vmap(f), xs)
