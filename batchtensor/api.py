@@ -288,7 +288,7 @@ class VmapFunction:
             return _NO_SPLIT
         pending = [(np.arange(len(truth)), truth)]
         budget = max(_MIN_GROUPS, len(truth) // _EXAMPLES_PER_GROUP)
-        groups = []  # (the examples' indices, the group's result, its arguments, wrote them)
+        groups = []  # (the examples' indices, the group's result)
         passes = 0
         while pending:
             idx, agree = pending.pop()
