@@ -147,10 +147,22 @@ def _where(f) -> str:
 
 def _store_target_name(f) -> str | None:
     """The variable subscripted by the STORE_SUBSCR running in frame ``f`` (``out`` in
-    ``out[i] = v``), read from the bytecode: walk back over the key's instructions."""
+    ``out[i] = v``), read from the bytecode once per store (a rerun meets it every call)."""
+    key = (f.f_code, f.f_lasti)
+    if key not in _store_names:
+        _store_names[key] = _subscripted_name(*key)
+    return _store_names[key]
+
+
+_store_names: dict = {}  # (code, offset of a STORE_SUBSCR) -> _subscripted_name's answer
+
+
+def _subscripted_name(code: Any, offset: int) -> str | None:
+    """The variable the STORE_SUBSCR at ``offset`` subscripts: walk back over the key's
+    instructions."""
     try:
-        instrs = list(dis.get_instructions(f.f_code))
-        i = next(k for k, ins in enumerate(instrs) if ins.offset == f.f_lasti)
+        instrs = list(dis.get_instructions(code))
+        i = next(k for k, ins in enumerate(instrs) if ins.offset == offset)
         need = 1  # the key: one value on the stack
         i -= 1
         while i >= 0 and need > 0:
