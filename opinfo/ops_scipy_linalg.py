@@ -36,6 +36,11 @@ def norm_samples(rng, dtype):
     yield SampleInput((make_array(rng, (3, 4), dtype),), {}, "a matrix: LAPACK / NumPy",
                       loop_reason="axis=None over a matrix")
     yield SampleInput((make_array(rng, (3, 4), dtype),), {"axis": 2}, "axis out of range")
+    yield SampleInput((make_array(rng, (), dtype),), {}, "0-d",
+                      loop_reason="a 0-d example: NumPy's norm of a scalar")
+    yield SampleInput((make_array(rng, (0,), dtype),), {}, "size-0",
+                      loop_reason="an empty example: SciPy's own np.linalg.norm path")
+    yield SampleInput((make_array(rng, (0, 3), dtype),), {"axis": 0}, "size-0 axis")
     bad = make_array(rng, (6,), dtype)
     bad[2] = np.nan
     yield SampleInput((bad,), {}, "NaN: check_finite raises")
