@@ -486,10 +486,7 @@ class VmapFunction:
             columns = None
         if columns is None:
             columns = self._columns(outs, first)
-        if isinstance(self.out_axes, int) or self.out_axes is None:
-            oaxes = [self.out_axes] * len(first)
-        else:
-            oaxes = broadcast_prefix(self.out_axes, outs[0], "out_axes", "output")
+        oaxes = _leaf_out_axes(self.out_axes, outs[0], len(first))
         stacked = []
         for col, ax in zip(columns, oaxes):
             if ax is None:
@@ -535,10 +532,7 @@ class VmapFunction:
         out axes (an ``out_axes=None`` output is the first run's)."""
         outs, td = flatten(results[0])
         columns = [flatten(r)[0] for r in results]
-        if isinstance(self.out_axes, int) or self.out_axes is None:
-            oaxes = [self.out_axes] * len(outs)
-        else:
-            oaxes = broadcast_prefix(self.out_axes, results[0], "out_axes", "output")
+        oaxes = _leaf_out_axes(self.out_axes, results[0], len(outs))
         joined = []
         for j, ax in enumerate(oaxes):
             if ax is None:
@@ -697,6 +691,13 @@ def _examples(leaf: np.ndarray, part: np.ndarray, ax: int) -> np.ndarray:
     return taken
 
 
+def _leaf_out_axes(out_axes: Any, tree: Any, n: int) -> list:
+    """``out_axes`` for each of the ``n`` leaves of one example's output ``tree``."""
+    if out_axes is None or isinstance(out_axes, int):
+        return [out_axes] * n
+    return broadcast_prefix(out_axes, tree, "out_axes", "output")
+
+
 def _merge_groups(groups: list, out_axes: Any) -> Any:
     """The groups' results (each batched along ``out_axes`` over its examples) as one result
     over every example, in their order; ``_NO_SPLIT`` where the groups' results do not line
@@ -707,10 +708,7 @@ def _merge_groups(groups: list, out_axes: Any) -> Any:
     td = flat[0][1]
     if any(f[1] != td or len(f[0]) != len(flat[0][0]) for f in flat):
         return _NO_SPLIT
-    if out_axes is None or type(out_axes) is int:
-        axes = [out_axes] * len(flat[0][0])
-    else:
-        axes = broadcast_prefix(out_axes, outs[0], "out_axes", "output")
+    axes = _leaf_out_axes(out_axes, outs[0], len(flat[0][0]))
     first = min(range(len(parts)), key=lambda k: parts[k].min())  # holds example 0
     merged = []
     for j, ax in enumerate(axes):
