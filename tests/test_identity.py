@@ -37,6 +37,17 @@ def vectorised(f, *args, in_axes=0):
     return got
 
 
+def reruns(f, xs, match=None):
+    """``fallback="error"``: a TypeError that is a rerun reason; by default the rerun, warned,
+    with the loop's result."""
+    with pytest.raises(TypeError, match=match) as e:
+        bt.vmap(f, fallback="error")(xs)
+    assert rerun_reason(e.value) is not None
+    with pytest.warns(bt.PerformanceWarning, match="reruns once per example"):
+        got = bt.vmap(f)(xs)
+    assert_same(got, loop_vmap(f)(xs))
+
+
 # ---- what isinstance and type answer -------------------------------------------------------------
 def test_a_batched_array_is_an_ndarray_and_a_batched_tensor():
     seen = []
@@ -151,12 +162,7 @@ def test_a_check_then_a_conversion_still_reruns():
             raise ValueError("not an array")
         return x * float(x.sum())  # a Python float per example: the rerun
 
-    with pytest.raises(TypeError) as e:
-        bt.vmap(f, fallback="error")(XS)
-    assert rerun_reason(e.value) is not None
-    with pytest.warns(bt.PerformanceWarning, match="reruns once per example"):
-        got = bt.vmap(f)(XS)
-    assert_same(got, loop_vmap(f)(XS))
+    reruns(f, XS)
 
 
 def test_validation_helpers_of_sklearn():
@@ -247,12 +253,7 @@ def test_pickle_is_a_conversion_that_reruns():
     def f(x):
         return pickle.loads(pickle.dumps(x)) * 2
 
-    with pytest.raises(TypeError, match="Pickling") as e:
-        bt.vmap(f, fallback="error")(XS)
-    assert rerun_reason(e.value) is not None
-    with pytest.warns(bt.PerformanceWarning, match="reruns once per example"):
-        got = bt.vmap(f)(XS)
-    assert_same(got, loop_vmap(f)(XS))
+    reruns(f, XS, match="Pickling")
 
 
 def test_asanyarray_is_vectorised():
