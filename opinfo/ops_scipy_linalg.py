@@ -1,5 +1,6 @@
 """scipy.linalg.norm (rule: batchtensor/rules/scipy_linalg.py): the BLAS 2-norm of a 1-d
-example (scaled: huge and zero examples), an int ``axis`` with vector ords and ``keepdims``;
+example (scaled: huge and zero examples), other vector ords of a 1-d example, an int ``axis``
+with vector ords and ``keepdims``, size-0 examples;
 matrix norms through LAPACK, ``axis=None`` over several axes and a non-finite value without
 ``check_finite`` run per example; NaN with ``check_finite`` raises as in the loop."""
 
@@ -27,6 +28,9 @@ def norm_samples(rng, dtype):
     yield SampleInput((z,), {}, "some zeros")
     yield SampleInput((make_array(rng, (9,), dtype, noncontiguous=True),), {"ord": 2},
                       "non-contiguous, ord=2")
+    yield SampleInput((x,), {"ord": 3}, "1-d, ord=3 (np.linalg.norm)")
+    yield SampleInput((x,), {"ord": -np.inf, "keepdims": True}, "1-d, ord=-inf, keepdims")
+    yield SampleInput((x,), {"ord": "fro"}, "1-d, ord='fro' (NumPy's error)")
     yield SampleInput((make_array(rng, (3, 4), dtype),), {"axis": 1}, "axis=1")
     yield SampleInput((make_array(rng, (3, 4), dtype),), {"ord": 1, "axis": -2,
                                                           "keepdims": True},
@@ -38,8 +42,7 @@ def norm_samples(rng, dtype):
     yield SampleInput((make_array(rng, (3, 4), dtype),), {"axis": 2}, "axis out of range")
     yield SampleInput((make_array(rng, (), dtype),), {}, "0-d",
                       loop_reason="a 0-d example: NumPy's norm of a scalar")
-    yield SampleInput((make_array(rng, (0,), dtype),), {}, "size-0",
-                      loop_reason="an empty example: SciPy's own np.linalg.norm path")
+    yield SampleInput((make_array(rng, (0,), dtype),), {}, "size-0 (np.linalg.norm: 0.0)")
     yield SampleInput((make_array(rng, (0, 3), dtype),), {"axis": 0}, "size-0 axis")
     bad = make_array(rng, (6,), dtype)
     bad[2] = np.nan

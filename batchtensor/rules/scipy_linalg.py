@@ -5,7 +5,8 @@ that cannot take a batched value (and, meeting one whose conversion fails, relea
 dtype once too often); NumPy's ``sqrt(sum(x**2))`` would overflow where ``nrm2`` does not
 (|x| > 1e154), so the rule scales each example by its largest magnitude as ``nrm2`` does, in
 the example's precision, and returns float64 (``nrm2`` returns a Python float). With
-an int ``axis`` SciPy calls ``np.linalg.norm`` itself, along that axis of each example. The
+an int ``axis`` (or a 1-d example with another ``ord``, or ``keepdims``) SciPy calls
+``np.linalg.norm`` itself, along that axis of each example. The
 other cases (matrix norms through LAPACK, ``axis=None`` over several axes) run per example.
 Loaded by ``batchtensor.foreign`` once ``scipy.linalg`` is imported.
 """
@@ -37,6 +38,8 @@ def norm_rule(a, a_bdim, ord=None, axis=None, keepdims=False, check_finite=True)
         safe = np.where(scale > 0, scale, 1).astype(mag.dtype)
         norm = scale * np.sqrt(np.sum((mag / safe[:, None]) ** 2, axis=1))
         return norm.astype(np.float64), 0  # nrm2 returns a Python float, of any precision
+    if axis is None and nd == 1:
+        axis = 0  # a vector: SciPy hands it to np.linalg.norm, a norm along its one axis
     require(isinstance(axis, (int, np.integer)) and not isinstance(axis, bool) and nd >= 1,
             "scipy.linalg.norm: axis=None over a matrix (LAPACK) or several axes")
     norm = np.linalg.norm(x, ord=ord, axis=front_axis(axis, nd), keepdims=keepdims)
