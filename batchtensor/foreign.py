@@ -385,3 +385,39 @@ def primitive(fn: Callable | None = None, *, rule: Callable | None = None,
     if onnx is not None:
         prim.def_onnx(onnx, onnx_ops=onnx_ops)
     return prim
+
+
+# ---- NumPy functions that NumPy does not dispatch ----------------------------------------------
+#: NumPy functions that NumPy does not dispatch and that read an array's memory themselves
+#: (``as_strided`` reads ``__array_interface__``, which a BatchedTensor refuses), with rules in
+#: ``batchtensor.rules``: intercepted as foreign callables are, and also in every module that
+#: bound one by name at import, as libraries do (``from numpy.lib.stride_tricks import
+#: as_strided`` in scikit-image, scikit-learn and SciPy), since their calls reach nothing else.
+BOUND_BY_NAME = (np.lib.stride_tricks.as_strided,)
+_modules_seen = 0  # len(sys.modules) at the last look for such names
+
+
+def _holds(module: Any, name: str, op: Any) -> bool:
+    try:
+        held = vars(module).get(name)
+    except TypeError:  # not a module (a stand-in some packages put in sys.modules)
+        return False
+    return held is op or (type(held) is Primitive and held.original is op)
+
+
+def install_bound_by_name() -> None:
+    """Intercept ``BOUND_BY_NAME`` in the modules imported since the last look (each outermost
+    vmap level opening looks: one ``len(sys.modules)`` unless modules were imported since).
+    NumPy's own modules keep NumPy's functions."""
+    global _modules_seen
+    if len(sys.modules) == _modules_seen:
+        return
+    _modules_seen = len(sys.modules)
+    for op in BOUND_BY_NAME:
+        name = op.__name__
+        install(op, [m for key, m in list(sys.modules.items())
+                     if not key.startswith(("numpy.", "batchtensor.")) and _holds(m, name, op)])
+
+
+install_bound_by_name()
+conversions.before_first_enter.append(install_bound_by_name)

@@ -807,11 +807,20 @@ CONVERSIONS: dict[str, str] = {
 
 def _refusal(name: str, why: str) -> property:
     def get(self):
-        raise AttributeError(f"BatchedTensor.{name}: {why}.")
+        err = AttributeError(f"BatchedTensor.{name}: {why}.")
+        if name in _MEMORY_INTERFACES:
+            # Python code that reads it (a library's own as_strided, bound before the vmap)
+            # needs one example's memory: per example it has it, so vmap reruns the function
+            # once per example for this error, as for a conversion
+            err.batchtensor_conversion = True
+            err.batchtensor_level = self._level
+            err.batchtensor_what = f"its memory interface ({name})"
+        raise err
 
     return property(get, doc=f"Raises AttributeError: {why}.")
 
 
+_MEMORY_INTERFACES = ("__array_interface__", "__array_struct__")
 for _name, _why in NOT_PER_EXAMPLE.items():
     setattr(BatchedTensor, _name, _refusal(_name, _why))
 

@@ -1,6 +1,6 @@
 """Views and reshapes: reshape ravel transpose moveaxis swapaxes expand_dims squeeze broadcast_to
 flip roll diagonal real imag matrix_transpose copy astype rollaxis fliplr flipud rot90
-atleast_1d/2d/3d broadcast_arrays sliding_window_view, np.shape/ndim/size, and the ndarray
+atleast_1d/2d/3d broadcast_arrays sliding_window_view as_strided, np.shape/ndim/size, and the ndarray
 methods routed to them."""
 
 from __future__ import annotations
@@ -198,6 +198,42 @@ def sliding_window_view_samples(rng, dtype):
     yield S((_a(rng, (3,), dtype), -1), {}, "negative window")
 
 
+def _as_strided(x, view, *args, **kwargs):
+    """``as_strided`` as code calls it: shape and strides computed from ``x.strides`` (one
+    example's as the loop sees them), through the module, where a vmap intercepts it."""
+    shape, strides = _STRIDED_VIEWS[view](x, *args)
+    return np.lib.stride_tricks.as_strided(x, shape, strides, **kwargs)
+
+
+def _frames(x, n, hop):
+    count = 1 + (x.shape[-1] - n) // hop
+    step = x.strides[-1]
+    return x.shape[:-1] + (count, n), x.strides[:-1] + (step * hop, step)
+
+
+_STRIDED_VIEWS = {
+    "frames": _frames,
+    "same": lambda x: (None, None),
+    "transposed": lambda x: (x.shape[::-1], x.strides[::-1]),
+    "diagonal": lambda x: ((min(x.shape),), (sum(x.strides),)),
+    "repeated": lambda x, k: ((k,) + x.shape, (0,) + x.strides),
+    "too few strides": lambda x: (x.shape, x.strides[1:]),
+}
+
+
+def as_strided_samples(rng, dtype):
+    yield S((_a(rng, (9,), dtype), "frames", 3, 2), {}, "overlapping frames of 1-d")
+    yield S((_a(rng, (2, 7), dtype), "frames", 4, 1), {}, "frames of each row")
+    yield S((_a(rng, (3, 4), dtype), "same"), {}, "shape and strides left out")
+    yield S((_a(rng, (3, 4), dtype), "transposed"), {}, "strides reversed")
+    yield S((_a(rng, (3, 4), dtype), "diagonal"), {}, "the diagonal by the summed strides")
+    yield S((_a(rng, (), dtype), "repeated", 3), {}, "0-d, repeated with stride 0")
+    yield S((_a(rng, (2, 3), dtype), "repeated", 2), {"writeable": False}, "writeable=False")
+    yield S((_a(rng, (0, 4), dtype), "frames", 2, 2), {}, "size-0 axis")
+    yield S((_a(rng, (4,), dtype), "repeated", 0), {}, "a size-0 view")
+    yield S((_a(rng, (3, 4), dtype), "too few strides"), {}, "shape and strides of two lengths")
+
+
 def atleast_samples(rng, dtype):
     for shape in [(), (4,), (2, 3), (2, 0, 3), (1, 2, 3, 1)]:
         yield S((_a(rng, shape, dtype),), {}, f"{shape}")
@@ -366,6 +402,8 @@ OPS = [
     OpInfo("broadcast_to", np.broadcast_to, broadcast_to_samples, "rule", dtypes=F64_I32),
     OpInfo("broadcast_arrays", np.broadcast_arrays, broadcast_arrays_samples, "rule",
            dtypes=F64_I32),
+    OpInfo("lib.stride_tricks.as_strided", _as_strided, as_strided_samples, "rule",
+           covers=np.lib.stride_tricks.as_strided, dtypes=(np.float64, np.int32, np.bool_)),
     OpInfo("lib.stride_tricks.sliding_window_view", sliding_window_view,
            sliding_window_view_samples, "rule", dtypes=(np.float64, np.int32, np.bool_)),
     OpInfo("atleast_1d", np.atleast_1d, atleast_samples, "rule", dtypes=F64_C128),

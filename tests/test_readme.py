@@ -35,7 +35,7 @@ def test_readme_examples_run():
     assert (got[:, 0] == xs[:, 0]).all() and (got[:, 1:] == 0).all()
 
 
-@pytest.mark.parametrize("page", ["running_existing_code.md"])
+@pytest.mark.parametrize("page", ["running_existing_code.md", "semantics.md", "foreign.md"])
 def test_docs_examples_run(page):
     """The Python blocks of a docs page run as written (one namespace, in order)."""
     text = (README.parent / "docs" / page).read_text()

@@ -11,8 +11,10 @@ import operator
 import numpy as np
 from numpy.exceptions import AxisError
 from numpy.lib.array_utils import normalize_axis_tuple
+from numpy.lib import stride_tricks
 from numpy.lib.stride_tricks import sliding_window_view
 
+from ..errors import BatchingError, LayoutError
 from ..levels import is_input_memory
 from ..plumbing import innermost
 from ..registry import batch_rule
@@ -388,6 +390,40 @@ def sliding_window_view_rule(x, x_bdim, window_shape, axis=None, *, subok=False,
         axes = tuple(a + 1 for a in normalize_axis_tuple(axis, v.ndim - 1,
                                                            allow_duplicate=True))
     return sliding_window_view(v, window, axes, subok=subok, writeable=writeable), 0
+
+
+@batch_rule(stride_tricks.as_strided)
+def as_strided_rule(x, x_bdim, shape=None, strides=None, subok=False, writeable=True):
+    """Every example's view at once: the batch axis in front with its own stride, then the
+    example's ``shape`` and ``strides``, which code computes from ``x.strides`` (one example's,
+    as the loop sees them). That is the loop's view where the batch holds each example in the
+    layout the loop gives it, as it holds a vmap input's (the loop's example is a view of it)
+    or a value made batch first. A value made inside the function with the batch axis inside
+    its examples' memory (``x * 2`` of an input mapped along its last axis) holds them
+    interleaved, while each example of the loop owns its memory: no view of the batch reads
+    what the loop's would, so the function runs per example (a ``LayoutError``).
+
+    ``as_strided`` is called through ``numpy.lib.stride_tricks``, where it is the stand-in
+    that batches again at an outer level while a vmap runs (``foreign.install``)."""
+    found = example_layout(x)
+    if found is None:
+        raise BatchingError("np.lib.stride_tricks.as_strided: this backend's arrays have no "
+                            "strides; use np.lib.stride_tricks.sliding_window_view or "
+                            "indexing instead")
+    own = not is_input_memory(innermost(x))
+    example = drop_batch_axis(*found, x_bdim, own)
+    in_batch = drop_batch_axis(*found, x_bdim, False)
+    if example != in_batch:
+        raise LayoutError("np.lib.stride_tricks.as_strided: the examples of this value lie "
+                          "interleaved in the batch's memory, where each example of the loop "
+                          "owns its memory; it runs per example")
+    shape = example[0] if shape is None else tuple(shape)
+    strides = example[1] if strides is None else tuple(strides)
+    if len(shape) != len(strides):
+        raise ValueError("mismatch in length of strides and shape")
+    v = move_bdim_to_front(x, x_bdim)
+    return stride_tricks.as_strided(v, (v.shape[0],) + shape, (found[1][x_bdim],) + strides,
+                                    subok=subok, writeable=writeable), 0
 
 
 def broadcast_examples(values, bdims, shape: tuple, n: int, subok=False) -> list:
