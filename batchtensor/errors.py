@@ -41,6 +41,21 @@ class DataDependentError(BatchingError):
         self.level = level
 
 
+class LayoutError(DataDependentError):
+    """An op that reads one example's memory by its strides (``as_strided``) met a value whose
+    examples lie interleaved in the batch's memory, while each example of the loop owns its
+    memory in its own layout: no view of the batch gives the loop's result. ``vmap`` reruns the
+    function per example for it, unless ``fallback="error"``."""
+
+
+class SubclassViewError(DataDependentError):
+    """A batched value viewed as an ndarray subclass (``x.view(np.ma.MaskedArray)``, as
+    ``np.ma.masked_where`` and the other ``numpy.ma`` constructors do): each example of the loop
+    is an instance of the subclass, with the subclass's own behaviour (a mask), which no batch
+    of plain arrays holds. ``vmap`` reruns the function per example for it, unless
+    ``fallback="error"``."""
+
+
 class SharedWriteError(BatchingError):
     """A value or index that differs per example written into an array that is not batched at
     this level, so shared by every example: no batch can hold it, while the loop writes into
@@ -141,6 +156,10 @@ def rerun_reason(exc: BaseException) -> tuple | None:
         return swallowed[0], f"a batched value is converted ({swallowed[1]})"
     if isinstance(exc, ControlFlowError):
         return exc.level, "the examples take different branches of a Python if/while"
+    if isinstance(exc, SubclassViewError):
+        return exc.level, "a batched value is viewed as an ndarray subclass (a masked array)"
+    if isinstance(exc, LayoutError):
+        return exc.level, "an example's memory is laid out differently in the batch (as_strided)"
     if isinstance(exc, DataDependentError):
         return exc.level, "a value's shape depends on the data and differs between examples"
     if isinstance(exc, SharedWriteError):

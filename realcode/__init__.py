@@ -8,9 +8,10 @@ whole-function rerun, and which gave a wrong result or an error (``docs/realcode
 
 from __future__ import annotations
 
-from . import (astropy_stats, scipy_distributions, scipy_signal, scipy_spatial, scipy_stats,
+from . import (astropy_stats, scipy_distributions, scipy_mstats, scipy_signal, scipy_spatial,
+               scipy_stats,
                skimage_exposure, skimage_filters, skimage_metrics, sklearn_metrics,
-               sklearn_pairwise, sklearn_preprocessing)
+               sklearn_pairwise, sklearn_preprocessing, stride_tricks)
 from .core import BATCH, NESTED, VARIANTS, Entry, Outcome, Status, cases, run_case, run_entry
 
 __all__ = ["MODULES", "ENTRIES", "BY_NAME", "Entry", "Outcome", "Status", "VARIANTS", "BATCH",
@@ -23,12 +24,14 @@ MODULES = {
     "sklearn.preprocessing": sklearn_preprocessing,
     "scipy.stats": scipy_stats,
     "scipy.stats distributions": scipy_distributions,
+    "scipy.stats.mstats": scipy_mstats,
     "scipy.signal": scipy_signal,
     "scipy.spatial.distance": scipy_spatial,
     "astropy.stats": astropy_stats,
     "skimage.metrics": skimage_metrics,
     "skimage.exposure": skimage_exposure,
     "skimage.filters": skimage_filters,
+    "windows and structured matrices (as_strided)": stride_tricks,
 }
 
 ENTRIES: list[Entry] = [e for m in MODULES.values() for e in m.ENTRIES]

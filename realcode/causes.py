@@ -49,10 +49,17 @@ CAUSES = [
           "a reduction's result; vmap keeps that result a NumPy scalar per example (as NumPy's "
           "reductions return), so the write is refused, where the loop's copy is a 0-d array.",
           r"the target is a NumPy scalar in each example"),
-    Cause("array-interface", "`x.__array_interface__` of a batched value (stride tricks)",
-          "`np.lib.stride_tricks.as_strided` and code that reads the memory interface see one "
-          "array in memory; the batch's would show its batch axis as data, so vmap raises.",
-          r"__array_interface__: the memory interface"),
+    Cause("array-interface", "`x.__array_interface__` read where vmap does not reach "
+          "`as_strided`",
+          "Code that reads the memory interface of a batched value itself (NumPy's "
+          "`as_strided` bound to a local name) needs one example's memory, which each example "
+          "of the loop has: vmap reruns the function per example.",
+          r"memory interface"),
+    Cause("strided-layout", "`as_strided` of a value whose examples lie interleaved in memory",
+          "A value computed from an input mapped along its last axis holds its examples "
+          "interleaved in the batch's memory, while each example of the loop owns its memory: "
+          "no view of the batch reads what the loop's `as_strided` would, so vmap reruns.",
+          r"laid out differently in the batch"),
     Cause("unhashable", "elements of a batched array are hashed (`set(y)`)",
           "scikit-learn's `unique_labels` builds a `set` of the labels by iterating the "
           "array. Iterating a 1-d ndarray gives hashable NumPy scalars; iterating a batched "
@@ -83,10 +90,12 @@ CAUSES = [
           "cannot hold one dtype. The loop's np.stack promotes to complex; the vectorised "
           "pass raises a BatchingError instead, which is not a rerun reason.",
           r"numpy\.roots: the result is real"),
-    Cause("masked-view", "`np.ma.masked_array` of a batched value",
-          "`np.ma.masked_array(x, mask=...)` calls `ndarray.view` on the value, which does not "
-          "apply to a BatchedTensor.",
-          r"descriptor 'view'"),
+    Cause("masked-view", "masked arrays made of a batched value (`numpy.ma`)",
+          "`np.ma.masked_invalid(x)` and the other `numpy.ma` constructors view the value as a "
+          "`MaskedArray` (`x.view(MaskedArray)`, or `ndarray.view`, which does not apply to "
+          "a BatchedTensor): each example becomes a masked array, which no batch of plain "
+          "arrays holds, so vmap reruns the function per example.",
+          r"descriptor 'view'|viewed as an ndarray subclass"),
     # ---- reruns: only a per-example run gives the loop's result ---------------------------------
     Cause("write-into-plain", "a batched value written into an array created inside `f` "
           "with a plain shape",

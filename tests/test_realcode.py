@@ -87,11 +87,15 @@ def fake_library():
     mod.writes = lambda x: (x.__setitem__(0, 1.0) if batched(x) else None) or x.sum()
     mod.good = lambda x: np.cumsum(x) - x.mean()  # vectorised and right
     mod.converts = lambda x: x * float(np.sum(x))  # right through the rerun
-    # an error: the memory interface of a batched value (stride tricks)
-    mod.breaks = lambda x: np.lib.stride_tricks.as_strided(x, (2,), (x.strides[0],)).sum()
+    # an error: an exact type check, which a batched value does not pass (docs/semantics.md)
+    mod.breaks = lambda x: x.sum() if type(x) is np.ndarray else _refuse(type(x))
     sys.modules["fake_library"] = mod
     yield mod
     del sys.modules["fake_library"]
+
+
+def _refuse(t: type):
+    raise ValueError(f"expected exactly a numpy.ndarray, got {t.__name__}")
 
 
 def _fake(attr: str) -> Entry:
@@ -113,7 +117,7 @@ def test_harness_tells_vectorised_rerun_and_error_apart(fake_library):
     assert cause_of(rerun[0])[0] == "float"
     broken = run_entry(_fake("breaks"))
     assert {o.status for o in broken} == {Status.ERROR}
-    assert cause_of(broken[0])[0] == "array-interface"
+    assert cause_of(broken[0])[0].startswith("other:ValueError: expected exactly")
 
 
 def test_harness_reports_a_per_op_loop(fake_library):

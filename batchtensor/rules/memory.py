@@ -18,7 +18,7 @@ import sys
 import numpy as np
 from numpy.lib.stride_tricks import as_strided
 
-from ..errors import BatchingError
+from ..errors import BatchingError, SubclassViewError
 from ..levels import active_levels, is_input_memory, note_write
 from ..plumbing import innermost
 from ..registry import batch_rule
@@ -279,10 +279,12 @@ def view_rule(x, x_bdim, dtype=None, type=None):  # noqa: A002  (ndarray.view's 
     if isinstance(dtype, builtins.type) and issubclass(dtype, np.ndarray):
         dtype, type = None, dtype  # x.view(np.ndarray): a type in the dtype position
     if type is not None and type is not np.ndarray:
-        raise BatchingError(
+        raise SubclassViewError(
             f"x.view(type={type.__module__}.{type.__qualname__}): the examples of a "
-            f"BatchedTensor are plain arrays, and vmap does not batch ndarray subclasses. View "
-            f"the data per example with x.view(np.ndarray) or x.view(dtype).")
+            f"BatchedTensor are plain arrays, and vmap does not batch ndarray subclasses, so "
+            f"the function runs once per example. To stay vectorised, view the data per "
+            f"example with x.view(np.ndarray) or x.view(dtype), and keep a mask as a second "
+            f"array (np.where(mask, x, fill)).")
     if dtype is None:
         return x.view(), x_bdim
     dtype = np.dtype(dtype)
