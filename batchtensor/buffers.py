@@ -403,10 +403,11 @@ LIKE_MAKERS = ("zeros_like", "ones_like", "empty_like", "full_like")
 
 
 _MAKERS: dict[int, Any] = {}  # id(NumPy's function) -> its maker
+_MAKER_NAMED: dict[str, Any] = {}  # (NumPy's own: while a level is open, np.full is another)
 for _name in MAKERS:
-    _MAKERS[id(getattr(np, _name))] = _maker(_name)
+    _MAKERS[id(getattr(np, _name))] = _MAKER_NAMED[_name] = _maker(_name)
 for _name in LIKE_MAKERS:
-    _MAKERS[id(getattr(np, _name))] = _like_maker(_name)
+    _MAKERS[id(getattr(np, _name))] = _MAKER_NAMED[_name] = _like_maker(_name)
 _MAKERS[id(np.copy)] = _copy_maker(np.copy)
 _MAKERS[id(conversions.ORIGINALS["array"])] = _copy_maker(conversions.replacement("array"))
 for _maker_fn in _MAKERS.values():
@@ -437,7 +438,7 @@ _STAND_IN.__dict__.update(__file__=np.__file__, __path__=np.__path__, __spec__=n
 
 _lock = threading.Lock()
 _swapped: dict[int, list] = {}  # id(globals) -> [passes running, [(name, original, stand-in)]]
-#: id(globals) -> (name, its value, its stand-in) for each name to swap there, learnt once
+#: id(globals) -> (its size, (name, its value, its stand-in) for each name to swap there)
 _bound: dict[int, tuple] = {}
 _primitives_seen = 0  # len(foreign.PRIMITIVES) when _bound was last cleared
 _NOT_SWAPPED = ("numpy", "batchtensor")  # NumPy's own code needs NumPy's own functions
@@ -484,29 +485,97 @@ def _stand_in_for(value: Any) -> Any:
         return None
 
 
-def enter(g: dict | None) -> dict | None:
+# ---- array-api-compat's NumPy namespace -----------------------------------------------------------
+#: creation functions of array-api-compat's NumPy namespace (vendored by SciPy and
+#: scikit-learn: ``xp = array_namespace(x); out = xp.empty(shape)``), which call NumPy's own
+#: through a reference of their own: during a pass they make buffers as the function's module
+#: does (scikit-learn's ``xp.zeros(n)`` then ``out[mask] = ...`` in its metrics)
+_NAMESPACE_MAKERS = ("empty", "zeros", "ones", "full", "eye", "empty_like", "zeros_like",
+                     "ones_like", "full_like")
+_NAMESPACE_SUFFIX = "array_api_compat.numpy"
+_namespaces: list = []  # (globals, ((name, original, stand-in), ...)) per namespace module
+_namespaces_seen = -1  # len(sys.modules) when they were last looked for
+
+
+def _namespace_maker(name: str, original: Any) -> Any:
+    maker = _MAKER_NAMED[name]
+
+    def make(*args, device=None, **kwargs):
+        if device not in (None, "cpu") or _level_for_buffers() is None:
+            return original(*args, device=device, **kwargs)
+        return maker(*args, **kwargs)
+
+    make.__name__ = make.__qualname__ = name
+    make.__wrapped__ = original
+    return make
+
+
+def _find_namespaces() -> list:
+    global _namespaces_seen
+    if len(sys.modules) != _namespaces_seen:
+        _namespaces_seen = len(sys.modules)
+        known = {id(g) for g, _ in _namespaces}
+        for key, mod in list(sys.modules.items()):
+            g = getattr(mod, "__dict__", None)
+            if type(g) is not dict or id(g) in known:
+                continue
+            if key.endswith(_NAMESPACE_SUFFIX):
+                swaps = tuple((n, g[n], _namespace_maker(n, g[n])) for n in _NAMESPACE_MAKERS
+                              if callable(g.get(n)))
+                _namespaces.append((g, swaps))
+    return _namespaces
+
+
+def enter(g: dict | None) -> tuple | None:
     """A vmap pass of a function of the module with globals ``g`` (``module_of``) starts: its
     names for NumPy become the stand-in's, and its names for NumPy's conversion functions the
-    conversions'. Returns what ``leave`` takes."""
-    if g is None or not config.intercept_numpy:
+    conversions'; array-api-compat's NumPy namespaces make buffers too. Returns what
+    ``leave`` takes."""
+    if not config.intercept_numpy:
         return None
+    with _lock:
+        namespaces = tuple(_find_namespaces())
+    for ns, swaps in namespaces:
+        _enter_one(ns, swaps)
+    entered = _enter_one(g) if g is not None else None
+    return (entered, namespaces)
+
+
+def leave(entered: tuple | None) -> None:
+    """The pass ends: the last one on each module puts its names back."""
+    if entered is None:
+        return
+    g, namespaces = entered
+    _leave_one(g)
+    for ns, _ in namespaces:
+        _leave_one(ns)
+
+
+def _enter_one(g: dict, fixed: tuple | None = None) -> dict | None:
+    """Swap ``g``'s names for the pass (``fixed``: the swaps, else learnt from its names)."""
     key = id(g)
     _lock.acquire()
     try:
         entry = _swapped.get(key)
-        if entry is None:
+        if entry is None and fixed is not None:
+            swaps = fixed
+            for n, _, stand_in in swaps:
+                g[n] = stand_in
+            entry = _swapped[key] = [0, swaps]
+        elif entry is None:
             global _primitives_seen
             if len(PRIMITIVES) != _primitives_seen:  # rules loaded since: learn modules anew
                 _bound.clear()
                 _primitives_seen = len(PRIMITIVES)
-            swaps = _bound.get(key)
-            # learnt once per module (a name bound later is not seen), and learnt again where
-            # the module rebound one of those names since
-            if swaps is None or any(g.get(n) is not v for n, v, _ in swaps):
-                names = [n for n, v in list(g.items()) if _stand_in_for(v) is not None] \
-                    if swaps is None else [n for n, _, _ in swaps]
+            size, swaps = _bound.get(key, (None, None))
+            # learnt once per module and learnt again where the module has gained names since
+            # (a script or notebook that imports as it goes) or rebound one of those names
+            if size != len(g) or any(g.get(n) is not v for n, v, _ in swaps):
+                size = len(g)
+                names = [n for n, v in list(g.items()) if _stand_in_for(v) is not None]
                 swaps = [(n, v, _stand_in_for(v)) for n, v in ((n, g.get(n)) for n in names)]
-                swaps = _bound[key] = tuple(t for t in swaps if t[2] is not None)
+                swaps = tuple(t for t in swaps if t[2] is not None)
+                _bound[key] = (size, swaps)
             if not swaps:
                 return None
             for n, _, stand_in in swaps:
@@ -518,8 +587,7 @@ def enter(g: dict | None) -> dict | None:
     return g
 
 
-def leave(g: dict | None) -> None:
-    """The pass ends: the last one on this module puts its names back."""
+def _leave_one(g: dict | None) -> None:
     if g is None:
         return
     _lock.acquire()

@@ -43,7 +43,10 @@ def _general(ufunc, a: Any, b: Any) -> Any:
 
 
 def _general_inplace(ufunc, x: BatchedTensor, other: Any) -> BatchedTensor:
-    ufunc_call(ufunc, "__call__", (x, other), {"out": (x,)})
+    if ufunc_call(ufunc, "__call__", (x, other), {"out": (x,)}) is NotImplemented:
+        # ``other``'s type handles NumPy's protocol first (an unpromoted buffer of
+        # batchtensor.buffers, a type of its own): NumPy asks it, as for ufunc(x, other, out=x)
+        ufunc(x, other, out=(x,))
     return x
 
 

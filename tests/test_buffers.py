@@ -289,3 +289,57 @@ def test_conversions_bound_at_import_in_the_function_module_are_intercepted():
     vectorised(lambda x: BOUND_ASARRAY(x) * 2 + imported_asarray(x).sum(), X)
     assert globals()["BOUND_ASARRAY"] is original and imported_asarray is original
     assert conversions.pristine()
+
+
+@pytest.mark.parametrize("op", ["+=", "-=", "*=", "/=", "**=", "//=", "%="])
+def test_inplace_operator_with_a_buffer_on_the_right(op):
+    """``h *= w`` with ``h`` batched and ``w`` a buffer the function filled with plain values
+    (a window, as scipy.signal.firwin applies it): the buffer's type answers NumPy's protocol
+    first, and the write used to be dropped (``h`` unchanged, no error)."""
+    code = compile(f"h {op} w", "<op>", "exec")
+
+    def f(c):
+        w = np.ones(3)
+        w[0] = 2.0  # plain: it stays a buffer
+        h = c * np.arange(1.0, 4.0) + 1.0
+        scope = {"h": h, "w": w}
+        exec(code, scope)  # noqa: S102  (the operator under test)
+        return scope["h"]
+
+    cs = np.array([0.2, 0.5, 0.7])
+    got = bt.vmap(f, fallback="error")(cs)
+    np.testing.assert_array_equal(got, np.stack([f(c) for c in cs]))
+
+
+@pytest.mark.parametrize("name", ["sklearn.externals.array_api_compat.numpy",
+                                  "scipy._lib.array_api_compat.numpy"])
+def test_array_api_compat_namespaces_make_buffers(name):
+    """``xp.zeros(n)`` of array-api-compat's NumPy namespace (as scikit-learn and SciPy call
+    it), then filled with batched values: a buffer as ``np.zeros`` in the function's module;
+    outside a vmap (and on another thread) the namespace's own function again."""
+    import importlib
+
+    try:
+        xp = importlib.import_module(name)
+    except ImportError:
+        pytest.skip(f"{name} is not installed (scikit-learn / SciPy, test extras)")
+    original = xp.zeros
+
+    def f(x):
+        out = xp.zeros(3, dtype=x.dtype, device="cpu")
+        out[0] = x.sum()
+        out[1:] = x[:2]
+        return out
+
+    xs = RNG.normal(size=(4, 5))
+    got = bt.vmap(f, fallback="error")(xs)
+    np.testing.assert_array_equal(got, np.stack([f(x) for x in xs]))
+    assert xp.zeros is original
+
+
+def test_sklearn_metrics_that_fill_an_array_api_buffer_are_vectorised():
+    metrics = pytest.importorskip("sklearn.metrics", reason="scikit-learn is a test extra")
+    y, p = RNG.normal(size=(4, 10)), RNG.normal(size=(4, 10))
+    for fn in (metrics.r2_score, metrics.explained_variance_score):
+        got = bt.vmap(fn, fallback="error")(y, p)
+        np.testing.assert_allclose(got, [fn(a, b) for a, b in zip(y, p)], rtol=1e-12)
