@@ -907,7 +907,10 @@ class VmapTrace:
             self.phys[k] = [innermost(x) for x in flatten(value)[0]]
 
     def w(self, k, target, values):
-        if self._at(k, False):
+        # a write the first pass did not reach (it stopped earlier, and a later pass raised
+        # there) is recorded from the pass that reached it: whether the values vary where the
+        # target does not is the write's own, whichever pass made it
+        if self._at(k, False) or k not in self.writes:
             self.writes[k] = (_levels(target), _levels(values))
 
     def a(self, k, arrays):
@@ -1240,11 +1243,13 @@ def check(case: Case, *, retry: bool = True) -> Outcome:
 
 
 def _reads_unmapped_flags(case: Case) -> bool:
-    """A step reads ``x.flags`` of an input mapped at no level: its ``writeable`` is False in
-    vmap's first pass (the read-only guard view), True in the loop."""
-    unmapped = {i.name for i in case.inputs if all(a is None for a in i.axes)}
-    return any((s.op or "").startswith("ndarray.flags") and s.operand in unmapped
-               for s in case.steps)
+    """A step reads ``x.flags`` or ``x.base`` of an input not mapped at some level: in vmap's
+    first pass it is a read-only view of the argument (the guard, which an inner vmap that
+    maps it batches as it is), so ``writeable`` is False and ``base`` the argument, where the
+    loop's is the argument itself (docs/semantics.md)."""
+    unmapped = {i.name for i in case.inputs if any(a is None for a in i.axes)}
+    return any((s.op or "").startswith(("ndarray.flags", "ndarray.base"))
+               and s.operand in unmapped for s in case.steps)
 
 
 def _complex_nonfinite_inputs(case: Case) -> bool:

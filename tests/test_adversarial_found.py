@@ -927,3 +927,97 @@ def test_ufunc_out_into_a_shared_array_with_no_example():
     got = bt.vmap(f, in_axes=(None, 0))(a, vs)
     assert got.shape == (0, 3) and got.dtype == np.float64
     np.testing.assert_array_equal(a, 0)
+
+
+# np.convolve / np.correlate of complex values with inf or NaN parts: NumPy's complex dot
+# (BLAS) multiplies them otherwise than the ufunc the rule sums with (NaN in other places), and
+# the rule's zero padding multiplied a real kernel's inf past the signal's ends (0 * inf is
+# NaN where NumPy sums only the overlap). Both now run per example.
+@pytest.mark.parametrize("op", [np.convolve, np.correlate])
+@pytest.mark.parametrize("mode", ["full", "same", "valid"])
+@pytest.mark.parametrize("dtype", [np.complex128, np.float64])
+def test_convolve_and_correlate_with_inf_and_nan_match_the_loop(op, mode, dtype):
+    rng = np.random.default_rng(7)
+    a = rng.normal(size=(3, 6)).astype(dtype)
+    v = rng.normal(size=(3, 4)).astype(dtype)
+    a[0, 0], a[1, 3], v[2, 0], v[1, -1] = np.inf, np.nan, -np.inf, np.inf
+    if dtype == np.complex128:
+        a[2, 1] = complex(np.inf, 1.0)
+    f = lambda x, y: op(x, y, mode)  # noqa: E731
+    got, want = _both(f, a, v)
+    assert_same(got, want)
+    got, want = _both(f, v, a)  # the kernel longer than the signal: the two swap
+    assert_same(got, want)
+
+
+# chunk_size with a write into an argument that is not mapped, and results that are that
+# argument: the loop's results all show its state after the last example, while each chunk
+# stacked its results before the next chunk wrote (a rerun per example in the first chunk for
+# another reason, or the write itself). The whole batch now runs at once there.
+@pytest.mark.parametrize("chunk_size", [1, 2, 3])
+@pytest.mark.parametrize("rerun_first", [False, True])
+def test_chunks_and_a_returned_argument_written_example_after_example(chunk_size, rerun_first):
+    def f(total, x):
+        if rerun_first:
+            float(x[0])  # a conversion: the first pass stops here, before the write
+            total += x  # (in a vectorised pass: a value per example into shared state)
+        else:
+            total += 1.0  # accumulates: the loop adds it once per example
+        return total, x * 2
+
+    xs = np.arange(12.0).reshape(4, 3)
+    total_v, total_l = np.zeros(3), np.zeros(3)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", bt.PerformanceWarning)
+        got = bt.vmap(f, in_axes=(None, 0), chunk_size=chunk_size)(total_v, xs)
+    want = loop_vmap(f, in_axes=(None, 0))(total_l, xs)
+    assert_same(got, want)
+    np.testing.assert_array_equal(total_v, total_l)
+
+
+# The per-op loop tells a write into an argument it froze (not batched at its level: the
+# shared-write error) from a write into an array that is read-only of its own (NumPy's error,
+# as in the loop); an example batched at an outer level is a BatchedTensor there, whose own
+# read-only memory it did not look at, so np.quantile(..., out=read-only) raised the
+# shared-write error instead of NumPy's.
+def test_per_op_loop_into_a_read_only_out_batched_at_an_outer_level():
+    def f(a, q, out):
+        np.quantile(a, q, out=out, axis=0)
+        return a
+
+    a = np.random.default_rng(3).normal(size=(4, 5))
+    q = np.array([[0.2, 0.9]])
+    out = np.zeros((1, 2, 5, 1))
+    out.flags.writeable = False
+    inner = bt.vmap(f, in_axes=(0, None, -1), out_axes=-1)
+    with pytest.raises(ValueError, match="read-only"):
+        loop_vmap(loop_vmap(f, (0, None, -1), -1), (None, 0, 0), 3)(a[None], q, out)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", bt.PerformanceWarning)
+        with pytest.raises(ValueError, match="read-only"):
+            bt.vmap(inner, in_axes=(None, 0, 0), out_axes=3)(a[None], q, out)
+
+
+# scipy.special.logsumexp over every axis of a batch of no examples: SciPy's path for an empty
+# array fails on a tuple of axes, where the loop (no example, nothing called) does not.
+@pytest.mark.parametrize("kw", [{}, {"axis": (0, 1)}, {"keepdims": True},
+                                {"return_sign": True}])
+def test_logsumexp_of_no_examples(kw):
+    special = pytest.importorskip("scipy.special", reason="the SciPy rules need SciPy")
+    xs = np.zeros((0, 3, 5), np.complex128 if "return_sign" not in kw else np.float64)
+    got = bt.vmap(lambda a: special.logsumexp(a, **kw), fallback="error")(xs)
+    one = special.logsumexp(np.zeros((3, 5), xs.dtype), **kw)
+    for g, o in zip(got if isinstance(got, tuple) else (got,),
+                    one if isinstance(one, tuple) else (one,)):
+        assert g.shape == (0,) + np.shape(o) and g.dtype == np.asarray(o).dtype
+
+
+# scipy.signal.filtfilt(method="gust") of a batch of no examples: Gustafsson's method solves a
+# least-squares problem, which LAPACK refuses for no rows ("illegal value in 4-th argument").
+@pytest.mark.parametrize("in_axes", [0, 1])
+def test_filtfilt_gust_of_no_examples(in_axes):
+    signal = pytest.importorskip("scipy.signal", reason="the SciPy rules need SciPy")
+    f = lambda x: signal.filtfilt([0.25, 0.5, 0.125], [1.0, -0.4, 0.2], x, method="gust")  # noqa: E731
+    xs = np.zeros((0, 20)) if in_axes == 0 else np.zeros((20, 0))
+    got = bt.vmap(f, in_axes=in_axes, fallback="error")(xs)
+    assert got.shape == (0, 20) and got.dtype == np.float64

@@ -12,6 +12,7 @@ from ..errors import (BatchingError, DataDependentError, PerformanceWarning,
                       SharedWriteError, unbatched_out_error)
 from ..pytree import flatten, unflatten
 from ..registry import op_name, slots
+from ..plumbing import innermost
 from ..tensor import BatchedTensor, new_batched
 
 __all__ = ["loop_call", "reset_warnings"]
@@ -141,8 +142,11 @@ def _own_read_only(example: Any, frozen: list) -> bool:
     """Whether an array of the example is read-only of its own (not frozen by the loop): then
     NumPy's read-only error may be the user's, which the loop meets too, and stays as it is."""
     leaves, _ = flatten(example)
+    # an example of a value batched at an outer level is a BatchedTensor there: its memory
+    # is its physical array's
+    arrays = [innermost(x) if type(x) is BatchedTensor else x for x in leaves]
     return any(type(x) is np.ndarray and not x.flags.writeable
-               and not any(np.shares_memory(x, f) for f in frozen) for x in leaves)
+               and not any(np.shares_memory(x, f) for f in frozen) for x in arrays)
 
 
 def _freeze_unbatched(obj: Any, level, found: list | None = None) -> list:

@@ -488,6 +488,15 @@ def _correlate(x, y, n: int, m: int, start: int, length: int):
     """
     lo = max(0, m - 1 - start)  # zeros needed before x
     hi = max(0, start + length - n)  # zeros needed after x
+    if "c" in (x.dtype.kind, y.dtype.kind):
+        # NumPy's complex dot (BLAS) multiplies inf and NaN parts otherwise than the ufunc
+        require(bool(np.isfinite(x).all()) and bool(np.isfinite(y).all()),
+                "complex values with inf or NaN parts")
+    elif lo or hi:
+        # NumPy sums only the overlapping products; the zeros here multiply kernel values
+        # too, which is exact but for inf and NaN (0 * inf is NaN): those go per example
+        require(y.dtype.kind != "f" or bool(np.isfinite(y).all()),
+                "a kernel with inf or NaN values past the signal's ends")
     if lo or hi:
         x = np.concatenate([_zeros_cols(x, lo), x, _zeros_cols(x, hi)], axis=-1)
     first = start - (m - 1) + lo  # position of xpad[start] in x

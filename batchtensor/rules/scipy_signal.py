@@ -54,8 +54,13 @@ def move(x, x_bdim):
 def filtfilt_rule(b, a, x, x_bdim, axis=-1, padtype="odd", padlen=None, method="pad",
                   irlen=None):
     ax = front_axis(axis, logical_rank(x, x_bdim))
-    return call(signal, "filtfilt")(b, a, move(x, x_bdim), ax, padtype, padlen, method,
-                                    irlen), 0
+    fn = call(signal, "filtfilt")
+    if method == "gust":  # Gustafsson's method solves a least-squares problem of the batch
+        empty = no_examples(x, x_bdim, lambda e: fn(b, a, e, axis, padtype, padlen, method,
+                                                    irlen))
+        if empty is not None:  # (LAPACK refuses one of no rows)
+            return empty
+    return fn(b, a, move(x, x_bdim), ax, padtype, padlen, method, irlen), 0
 
 
 @scipy_rule(signal.sosfiltfilt)

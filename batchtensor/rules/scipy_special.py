@@ -7,6 +7,7 @@ imported.
 
 from __future__ import annotations
 
+import numpy as np
 from scipy import special
 
 from ._helpers import batch_outermost, logical_rank, pad_to_rank, require
@@ -29,6 +30,14 @@ def logsumexp_rule(a, a_bdim, axis=None, b=None, b_bdim=None, keepdims=False,
         a, axes = a[:, None], (1,)  # (keepdims: SciPy gives a 0-d example shape (1,))
         if b_bdim is not None:
             b = b[:, None]
+    if size == 0 and 0 not in a.shape[1:]:
+        # no example: SciPy's path for an empty array fails on a tuple of axes, where the
+        # examples (not empty) would not; one zero example gives the result's shape and dtype
+        a = np.zeros_like(a, shape=(1,) + a.shape[1:])
+        if b_bdim is not None:
+            b = np.zeros_like(b, shape=(1,) + b.shape[1:])
+        res = call(special, "logsumexp")(a, axes, b, keepdims, return_sign)
+        return ((res[0][:0], 0), (res[1][:0], 0)) if return_sign else (res[:0], 0)
     res = call(special, "logsumexp")(a, axes, b, keepdims, return_sign)
     return ((res[0], 0), (res[1], 0)) if return_sign else (res, 0)
 
