@@ -196,7 +196,7 @@ class VmapFunction:
                              + "\n".join(lines))
         return sizes[0][1], norm
 
-    def _run(self, leaves, axes, treedef, kwargs, size, offset=0):
+    def _run(self, leaves, axes, treedef, kwargs, size, offset=0, chunks=None):
         """One vectorised pass over ``size`` examples; where only a per-example run can give
         the loop's result past some point of ``f`` (``errors.rerun_reason``), the whole
         function reruns once per example (unless ``fallback="error"``).
@@ -206,7 +206,15 @@ class VmapFunction:
         of each input before its first write (``levels.note_write``); a rerun puts those
         values back first (``levels.restore_inputs``). An argument that is not mapped reaches
         ``f`` as it is, so the first pass gets a read-only view of it: a write into it fails
-        there, and ``_unmapped_writes`` takes over."""
+        there, and ``_unmapped_writes`` takes over.
+
+        ``chunks``: in a chunked call with a writeable argument that is not mapped, one entry
+        per earlier chunk, whether it may have written into a mapped argument (this pass
+        appends its own). Where none may have, a write into the unmapped argument, or a
+        per-example rerun (which writes into it as the loop does), raises ``_Unchunk``: the
+        loop's results that are (views of) that argument show its state after the last
+        example, which no chunk's stacked results can, so ``_chunked`` runs the whole batch
+        at once instead."""
         guarded = leaves if None not in axes else [
             leaf if ax is not None else _read_only(leaf) for leaf, ax in zip(leaves, axes)]
         tick = session_tick()  # a rerun draws from here: the numbers this pass drew
@@ -222,14 +230,19 @@ class VmapFunction:
                     raise
                 restore_inputs(first[0])
                 resume_session(first[0])
+                if chunks is not None and not any(chunks):
+                    raise _Unchunk(e, None) from e
                 with random_scope() as scope:
                     scope.start = tick
                     return self._unmapped_writes(leaves, axes, treedef, kwargs, size, offset,
                                                  e, scope)
         first = []  # the level of this pass: only its rerun reasons are ours
         try:
-            return _synced(self._vectorised(guarded, axes, treedef, kwargs, size, offset, first),
-                           guarded, leaves, axes)
+            out = _synced(self._vectorised(guarded, axes, treedef, kwargs, size, offset, first),
+                          guarded, leaves, axes)
+            if chunks is not None:
+                chunks.append(bool(first and first[0].saved))
+            return out
         except BaseException as e:
             found = rerun_reason(e) or _datetime_store(e, first)
             ours = found is not None and found[0] is not None and first \
@@ -250,18 +263,28 @@ class VmapFunction:
             if first:
                 restore_inputs(first[0])  # the rerun starts from the caller's values
                 resume_session(first[0])
+            if chunks is not None and guard_hit and not any(chunks):
+                raise _Unchunk(e, None) from e
             with random_scope() as scope:
                 scope.start = tick
                 scope.rewind()
                 if guard_hit:
+                    if chunks is not None:
+                        chunks.append(True)
                     return self._unmapped_writes(leaves, axes, treedef, kwargs, size, offset,
                                                  e, scope)
                 if type(e) is ControlFlowError and e.level is first[0] and e.truth is not None:
-                    out = self._split(leaves, axes, treedef, kwargs, offset, e.truth)
+                    out = self._split(leaves, axes, treedef, kwargs, offset, e.truth, scope)
                     if out is not _NO_SPLIT:
+                        if chunks is not None:
+                            chunks.append(False)  # the groups ran on copies: nothing written
                         _warn_rerun(self.func, found[1], e, split=out[1])
                         return out[0]
                     scope.rewind()
+                if chunks is not None:
+                    if not any(chunks):
+                        raise _Unchunk(e, found[1]) from e
+                    chunks.append(True)  # the rerun writes as the loop does
                 _warn_rerun(self.func, found[1], e)
                 try:
                     return self._per_example(leaves, axes, treedef, kwargs, size, offset,
@@ -271,52 +294,84 @@ class VmapFunction:
                     # fails too, and the first error says best where the shapes come from
                     raise e from join_error
 
-    def _split(self, leaves, axes, treedef, kwargs, offset, truth):
+    def _split(self, leaves, axes, treedef, kwargs, offset, truth, scope):
         """The examples disagree at an ``if`` / ``while`` (``truth``: each one's answer): run
         ``f`` again on each group of examples that agree, vectorised, splitting a group again
         where its examples disagree further on, and put the groups' results back in the
         examples' order, as the loop's ``np.stack`` would (dtypes promoted alike). Each group
-        gets copies of its examples (read-only where the argument is). ``_NO_SPLIT`` where
-        that cannot give the loop's result or would cost more than the loop: randomness
-        other than "error" (each example's draws are keyed by its index), more passes than
-        ``max(8, size // 16)``, a group that needs a per-example run for another reason, a
-        group that writes into an argument (the loop's examples are views of the caller's
-        arrays, with their layout, which copies cannot stand for), results that do not line
-        up. Otherwise ``(result, groups)``."""
+        gets copies of its examples (read-only where the argument is).
+
+        A group of one example, and every example still waiting once splitting stops paying
+        (more passes than ``max(8, size // 16)``, or after 8 passes fewer than 16 examples
+        finished per pass: examples that each take a path of their own), runs once per
+        example instead (``_one_by_one``), on copies too, and joins the groups' results.
+
+        ``_NO_SPLIT`` where that cannot give the loop's result or gains nothing: randomness
+        other than "error" (each example's draws are keyed by its index), a group that needs a
+        per-example run for another reason, a group that writes into an argument (the loop's
+        examples are views of the caller's arrays, with their layout, which copies cannot
+        stand for), results that do not line up, every example left to run alone. Otherwise
+        ``(result, groups)``."""
         if self.randomness != "error" or any(
                 ax is not None and not is_plain_array(leaf) for leaf, ax in zip(leaves, axes)):
             return _NO_SPLIT
-        pending = [(np.arange(len(truth)), truth)]
+        every = np.arange(len(truth))
+        parts = [p for p in (every[~truth], every[truth]) if len(p)]
         budget = max(_MIN_GROUPS, len(truth) // _EXAMPLES_PER_GROUP)
         groups = []  # (the examples' indices, the group's result)
-        passes = 0
-        while pending:
-            idx, agree = pending.pop()
-            for part in (idx[agree], idx[~agree]):
-                if not len(part):
-                    continue
-                passes += 1
-                if passes > budget:
+        alone = []  # the examples to run one by one
+        passes = finished = 0
+        sub = leaves
+        while parts:
+            part = parts.pop()
+            if len(part) == 1 or passes >= budget or (
+                    passes >= _MIN_GROUPS and finished < passes * _EXAMPLES_PER_GROUP):
+                alone.append(part)
+                continue
+            passes += 1
+            sub = [_read_only(leaf) if ax is None else _examples(leaf, part, ax)
+                   for leaf, ax in zip(leaves, axes)]
+            first: list = []
+            try:
+                out = self._vectorised(sub, axes, treedef, kwargs, len(part), offset, first)
+            except ControlFlowError as e:
+                if not first or e.level is not first[0] or e.truth is None:
                     return _NO_SPLIT
-                sub = [_read_only(leaf) if ax is None else _examples(leaf, part, ax)
-                       for leaf, ax in zip(leaves, axes)]
-                first: list = []
-                try:
-                    out = self._vectorised(sub, axes, treedef, kwargs, len(part), offset, first)
-                except ControlFlowError as e:
-                    if not first or e.level is not first[0] or e.truth is None:
-                        return _NO_SPLIT
-                    pending.append((part, e.truth))
-                    continue
-                except Exception:  # noqa: BLE001 -- the per-example run gives the loop's answer
-                    return _NO_SPLIT
-                if first[0].saved:  # it wrote into its copies of the arguments
-                    return _NO_SPLIT
-                groups.append((part, out))
+                parts.extend(p for p in (part[~e.truth], part[e.truth]) if len(p))
+                continue
+            except Exception:  # noqa: BLE001 -- the per-example run gives the loop's answer
+                return _NO_SPLIT
+            if first[0].saved:  # it wrote into its copies of the arguments
+                return _NO_SPLIT
+            groups.append((part, out))
+            finished += len(part)
+        if alone:
+            rest = np.sort(np.concatenate(alone))
+            if len(rest) == len(truth):  # the plain per-example rerun, on the arguments
+                return _NO_SPLIT
+            out = self._one_by_one(leaves, axes, treedef, kwargs, rest, offset, scope)
+            if out is _NO_SPLIT:
+                return _NO_SPLIT
+            groups.append((rest, out))
         merged = _merge_groups(groups, self.out_axes)
         if merged is _NO_SPLIT:
             return _NO_SPLIT
         return _synced(merged, sub, leaves, axes), len(groups)
+
+    def _one_by_one(self, leaves, axes, treedef, kwargs, part, offset, scope):
+        """The examples ``part`` run once per example, on copies of them, their results
+        stacked; ``_NO_SPLIT`` where one raises or writes into its copy (the per-example rerun
+        on the caller's arrays then does what the loop does)."""
+        sub = [_read_only(leaf) if ax is None else _examples(leaf, part, ax)
+               for leaf, ax in zip(leaves, axes)]
+        before = [None if ax is None else leaf.copy() for leaf, ax in zip(sub, axes)]
+        try:
+            out = self._per_example(sub, axes, treedef, kwargs, len(part), offset, scope)
+        except Exception:  # noqa: BLE001 -- the per-example run raises the loop's error
+            return _NO_SPLIT
+        if not all(b is None or _same(b, leaf) for b, leaf in zip(before, sub)):
+            return _NO_SPLIT
+        return out
 
     def _unmapped_writes(self, leaves, axes, treedef, kwargs, size, offset, e, scope):
         """``f`` writes into an argument that is not mapped, which the loop does once per
@@ -460,7 +515,8 @@ class VmapFunction:
                     rewind()
                     level.offset = i
                     out = func(x)
-                    outs.append(out if type(out) is nd else _the_examples(out, level))
+                    outs.append(out if type(out) is nd or isinstance(out, _SCALARS)
+                                else _the_examples(out, level))
             else:
                 for i in range(size):
                     rewind()
@@ -469,7 +525,8 @@ class VmapFunction:
                         example[j] = next(it)
                     out = func(*(example if treedef is None else unflatten(treedef, example)),
                                **kwargs)
-                    outs.append(out if type(out) is nd else _the_examples(out, level))
+                    outs.append(out if type(out) is nd or isinstance(out, _SCALARS)
+                                else _the_examples(out, level))
         finally:
             close_level(level)
         return self._stack(outs)
@@ -477,8 +534,9 @@ class VmapFunction:
     def _stack(self, outs: list):
         """The examples' results stacked along their out axes, as the loop's ``np.stack``;
         an ``out_axes=None`` output is the first example's."""
-        if type(self.out_axes) is int and all(type(o) is np.ndarray for o in outs):
-            outs = [outs]  # one array per example (the common case): no pytree walk
+        if type(self.out_axes) is int and all(type(o) is np.ndarray or isinstance(o, _SCALARS)
+                                              for o in outs):
+            outs = [outs]  # one array or scalar per example (the common case): no pytree walk
             first, td = [outs[0][0]], None
             columns = outs
         else:
@@ -492,8 +550,12 @@ class VmapFunction:
             if ax is None:
                 stacked.append(col[0])
                 continue
+            # masked examples keep their masks (np.stack keeps only the data; the data is the
+            # same either way): docs/semantics.md, "Masked arrays"
+            stack = np.ma.stack if any(isinstance(c, np.ma.MaskedArray) for c in col) \
+                else np.stack
             try:
-                stacked.append(np.stack(col, axis=ax))
+                stacked.append(stack(col, axis=ax))
             except ValueError as e:
                 raise _unstackable(col, "") from e
         return stacked[0] if td is None else unflatten(td, stacked)
@@ -517,14 +579,29 @@ class VmapFunction:
         Every pass rewinds the random session, so ``bt.random`` keys example i the same way
         whatever the split (``offset`` is the global index of ``leaves``' first example)."""
         results = []
+        chunks: list | None = [] if any(  # see _run
+            ax is None and type(leaf) is np.ndarray and leaf.flags.writeable
+            for leaf, ax in zip(leaves, axes)) else None
         with random_scope() as scope:
             for start in range(0, size, chunk):
                 stop = min(start + chunk, size)
                 part = [leaf if ax is None else leaf[(slice(None),) * ax + (slice(start, stop),)]
                         for leaf, ax in zip(leaves, axes)]
                 scope.rewind()
-                results.append(self._run(part, axes, treedef, kwargs, stop - start,
-                                         offset + start))
+                try:
+                    results.append(self._run(part, axes, treedef, kwargs, stop - start,
+                                             offset + start, chunks))
+                except _Unchunk as unchunk:
+                    scope.rewind()
+                    error, reason = unchunk.args
+                    if reason is None:  # a write into the unmapped argument
+                        return self._run(leaves, axes, treedef, kwargs, size, offset)
+                    _warn_rerun(self.func, reason, error)
+                    try:  # every example, the results stacked once all have run
+                        return self._per_example(leaves, axes, treedef, kwargs, size, offset,
+                                                 scope)
+                    except _Unstackable as join_error:
+                        raise error from join_error
         return self._join(results)
 
     def _join(self, results: list):
@@ -540,6 +617,10 @@ class VmapFunction:
             else:
                 joined.append(_concatenate([col[j] for col in columns], ax))
         return unflatten(td, joined)
+
+
+#: what one example may return that is a leaf of no level (a rerun's examples return them as is)
+_SCALARS = (np.generic, float, int, complex)
 
 
 def _the_examples(out: Any, level: Level) -> Any:
@@ -678,6 +759,11 @@ def _is_conversion(e: BaseException) -> bool:
 
 
 _NO_SPLIT = object()  # VmapFunction._split: the batch cannot be split into groups
+
+
+class _Unchunk(Exception):
+    """A chunk of a chunked call writes into an argument that is not mapped, or reruns per
+    example (``_run``): ``(the error, the rerun's reason or None for the write)``."""
 #: group passes before the split gives way to a run per example: a pass costs about what a
 #: few examples cost in the loop, so a large batch affords more (a convergence loop whose
 #: examples stop after one of k step counts takes 2(k - 1) passes)

@@ -76,7 +76,8 @@ def truth(x):
 @pytest.mark.parametrize("size", [2, 6])
 def test_groups_give_the_loops_result(f, size):
     xs = np.abs(RNG.normal(size=(size, 4))) * SIGNS[:size]
-    with pytest.warns(bt.PerformanceWarning, match=GROUPS):
+    # two examples that disagree are two groups of one: that is the per-example rerun
+    with pytest.warns(bt.PerformanceWarning, match=GROUPS if size > 2 else PER_EXAMPLE):
         got = bt.vmap(f)(xs)
     assert_same(got, loop_vmap(f)(xs))
 
@@ -207,3 +208,67 @@ def test_a_write_into_a_read_only_argument_fails_as_in_the_loop():
         loop_vmap(f)(xs)
     with pytest.raises(ValueError, match="read-only"):
         _quiet(bt.vmap(f), xs)
+
+
+def counted(f):
+    """``f`` and a list that gets one entry per call (first pass, groups, examples alone)."""
+    calls = []
+
+    def wrapper(*args):
+        calls.append(1)
+        return f(*args)
+
+    return wrapper, calls
+
+
+def test_examples_alone_in_their_path_run_one_by_one_beside_the_groups():
+    """60 examples take one of two paths, four take paths of their own: the two groups run
+    vectorised and the four once each, not every example once."""
+    n = np.concatenate([np.zeros(30), np.ones(30), [5.0, 7.0, 9.0, 11.0]])
+    RNG.shuffle(n)
+    f, calls = counted(count_down)
+    with pytest.warns(bt.PerformanceWarning, match=GROUPS):
+        got = bt.vmap(f)(n)
+    assert_same(got, loop_vmap(count_down)(n))
+    assert len(calls) < 20  # 1 first pass, a few group passes, 4 examples alone; not 64
+
+
+def test_every_example_on_its_own_path_gives_up_splitting_early():
+    """No group finishes in the first passes: after 8 of them the rest runs per example on
+    the caller's arrays, as the plain rerun (not one pass per example's path)."""
+    n = np.arange(200.0)
+    f, calls = counted(count_down)
+    with pytest.warns(bt.PerformanceWarning, match=PER_EXAMPLE):
+        got = bt.vmap(f)(n)
+    assert_same(got, loop_vmap(count_down)(n))
+    assert len(calls) <= 1 + 8 + 200
+
+
+def test_an_example_alone_that_writes_into_its_argument_reruns_every_example():
+    """The examples that run one by one get copies: one that writes into it gives way to the
+    per-example rerun on the caller's array, which the write then reaches once."""
+    def f(n):
+        steps = count_down(n[0])
+        if steps > 4:
+            n[1] = -1.0  # only the examples with a long count write
+        return n * steps
+
+    n = np.stack([np.concatenate([np.zeros(10), np.ones(10), [6.0]]), np.zeros(21)], 1)
+    ref = n.copy()
+    got = _quiet(bt.vmap(f), n)
+    assert_same(got, loop_vmap(f)(ref))
+    np.testing.assert_array_equal(n, ref)
+
+
+def test_an_example_alone_that_raises_raises_the_loops_error():
+    def f(n):
+        steps = count_down(n)
+        if steps > 4:
+            raise ZeroDivisionError(f"example with {steps} steps")
+        return steps
+
+    n = np.concatenate([np.zeros(10), np.ones(10), [6.0, 8.0]])
+    with pytest.raises(ZeroDivisionError, match="6 steps"):
+        loop_vmap(f)(n)
+    with pytest.raises(ZeroDivisionError, match="6 steps"):
+        _quiet(bt.vmap(f), n)

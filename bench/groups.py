@@ -1,0 +1,128 @@
+"""Examples that branch differently: vmap's groups against the loop, np.vectorize and NumPy.
+
+Two per-example functions whose Python ``while`` / ``if`` the examples answer differently, at
+batch 10,000 (``--batch``):
+
+- an iterative solver (Newton's square root to a relative tolerance) whose examples converge
+  after one of about ten step counts: ``bt.vmap`` runs the function again on each group of
+  examples that agree (``VmapFunction._split``), about twenty vectorised passes in all;
+- a function where every example takes a path of its own (fourteen ``if``s on the bits of
+  its input): no group is worth a pass, so vmap gives up splitting after eight passes and
+  reruns the function once per example.
+
+Methods, interleaved in one run, medians of repeats, ratios to the loop within the run only:
+``loop`` (``np.stack([f(x) for x in xs])``, the reference), ``bt.vmap`` (``fallback="silent"``),
+``np.vectorize`` (the same function, its own per-example loop), and ``numpy by hand`` (what
+one would write vectorised: a masked ``while`` / ``np.where``), for scale.
+
+    python bench/groups.py [--batch 10000] [--repeat 7] [--json FILE]
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+from pathlib import Path
+
+import numpy as np
+
+sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+import batchtensor as bt  # noqa: E402
+from dispatch import against_the_loop  # noqa: E402
+
+BITS = 14
+
+
+def newton_sqrt(a):
+    """Newton's iteration for sqrt(a) from 1.0, to a relative tolerance."""
+    x = 1.0 + 0.0 * a
+    while np.abs(x * x - a) > 1e-12 * a:
+        x = 0.5 * (x + a / x)
+    return x
+
+
+def newton_sqrt_by_hand(a):
+    """The same, vectorised by hand: iterate while any example has not converged."""
+    x = np.ones_like(a)
+    active = np.abs(x * x - a) > 1e-12 * a
+    while active.any():
+        x = np.where(active, 0.5 * (x + a / x), x)
+        active = np.abs(x * x - a) > 1e-12 * a
+    return x
+
+
+def bit_path(n):
+    """Fourteen branches on the bits of ``n``: every example a path of its own."""
+    x = 1.0 + 0.0 * n
+    for k in range(BITS):
+        if (n // 2 ** k) % 2 == 1:
+            x = x * 1.5
+        else:
+            x = x - 0.25
+    return x
+
+
+def bit_path_by_hand(n):
+    x = np.ones(n.shape)
+    for k in range(BITS):
+        x = np.where((n // 2 ** k) % 2 == 1, x * 1.5, x - 0.25)
+    return x
+
+
+def steps(a) -> int:
+    x, k = 1.0, 0
+    while abs(x * x - a) > 1e-12 * a:
+        x, k = 0.5 * (x + a / x), k + 1
+    return k
+
+
+def workloads(batch: int, rng) -> dict:
+    a = 10.0 ** rng.uniform(-3, 3, batch)
+    n = rng.permutation(batch).astype(np.float64) % 2 ** BITS
+    return {
+        f"solver, {len({steps(v) for v in a})} step counts": (newton_sqrt, newton_sqrt_by_hand, a),
+        "every example its own path": (bit_path, bit_path_by_hand, n),
+    }
+
+
+def measure(batch: int, repeat: int) -> dict:
+    rng = np.random.default_rng(0)
+    results = {}
+    for name, (f, by_hand, xs) in workloads(batch, rng).items():
+        vf = bt.vmap(f, fallback="silent")
+        vec = np.vectorize(f)
+        want = np.stack([f(x) for x in xs])
+        for got in (vf(xs), vec(xs), by_hand(xs)):
+            np.testing.assert_allclose(got, want, rtol=1e-12)  # correct before timed
+        methods = {"loop": lambda: np.stack([f(x) for x in xs]),
+                   "bt.vmap": lambda: vf(xs),
+                   "np.vectorize": lambda: vec(xs),
+                   "numpy by hand": lambda: by_hand(xs)}
+        results[name] = against_the_loop(methods, repeat, number=1)
+    return results
+
+
+def main(argv=None) -> int:
+    p = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    p.add_argument("--batch", type=int, default=10_000)
+    p.add_argument("--repeat", type=int, default=7)
+    p.add_argument("--json", metavar="FILE")
+    a = p.parse_args(argv)
+    r = measure(a.batch, a.repeat)
+    print(f"batch {a.batch}, medians of {a.repeat} interleaved repeats (ratio to the loop)\n")
+    cols = ["loop", "bt.vmap", "np.vectorize", "numpy by hand"]
+    print("| workload | " + " | ".join(cols) + " |")
+    print("|---|" + "---|" * len(cols))
+    for name, v in r.items():
+        m, q = v["median_s"], v["ratio"]
+        print(f"| {name} | " + " | ".join(f"{m[c] * 1e3:.1f} ms ({q[c]:.2f}×)" for c in cols)
+              + " |")
+    if a.json:
+        Path(a.json).write_text(json.dumps(r, indent=2))
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
