@@ -6,6 +6,7 @@ from __future__ import annotations
 import functools
 import inspect
 import sys
+import time
 import warnings
 from contextlib import contextmanager
 from typing import Any, Callable, Iterator
@@ -301,54 +302,76 @@ class VmapFunction:
         examples' order, as the loop's ``np.stack`` would (dtypes promoted alike). Each group
         gets copies of its examples (read-only where the argument is).
 
-        A group of one example, and every example still waiting once splitting stops paying
-        (more passes than ``max(8, size // 16)``, or after 8 passes fewer than 16 examples
-        finished per pass: examples that each take a path of their own), runs once per
-        example instead (``_one_by_one``), on copies too, and joins the groups' results.
+        A group of one example, and every example still waiting once splitting stops paying,
+        runs once per example instead (``_one_by_one``), on copies too, and joins the groups'
+        results. Splitting stops paying past ``max(8, size // 16)`` passes, or, past 8, once
+        the passes took more than the examples that groups finished would have taken alone,
+        plus a twentieth of what all of them would (the time per example of the first
+        ``min(16, size // 8)`` run alone, which go with the groups). Examples that each
+        take a path of their own finish no group, so they cost the rerun and at most 8
+        passes or a twentieth more; a solver whose examples stop after one of a few step
+        counts finishes a group every other pass, which pays for the next ones.
 
         ``_NO_SPLIT`` where that cannot give the loop's result or gains nothing: randomness
         other than "error" (each example's draws are keyed by its index), a group that needs a
         per-example run for another reason, a group that writes into an argument (the loop's
         examples are views of the caller's arrays, with their layout, which copies cannot
-        stand for), results that do not line up, every example left to run alone. Otherwise
+        stand for), results that do not line up, no group finished vectorised. Otherwise
         ``(result, groups)``."""
         if self.randomness != "error" or any(
                 ax is not None and not is_plain_array(leaf) for leaf, ax in zip(leaves, axes)):
             return _NO_SPLIT
         every = np.arange(len(truth))
-        parts = [p for p in (every[~truth], every[truth]) if len(p)]
+        clock = time.perf_counter
+        groups = []  # (the examples' indices, their result)
+        # what one example costs run alone (a few run, for a fixed cost spread over them)
+        k = min(_PROBE, len(truth) // _MIN_GROUPS)
+        per_example = np.inf
+        if k:
+            start = clock()
+            probe = self._one_by_one(leaves, axes, treedef, kwargs, every[:k], offset, scope)
+            if probe is _NO_SPLIT:
+                return _NO_SPLIT
+            per_example = (clock() - start) / k
+            groups.append((every[:k], probe))
+        # (a stack: the examples that answered False go first, which leave a `while`, so that
+        # groups finish, and pay for later passes, early)
+        parts = [p for p in (every[k:][truth[k:]], every[k:][~truth[k:]]) if len(p)]
         budget = max(_MIN_GROUPS, len(truth) // _EXAMPLES_PER_GROUP)
-        groups = []  # (the examples' indices, the group's result)
         alone = []  # the examples to run one by one
         passes = finished = 0
+        spent = 0.0
         sub = leaves
         while parts:
             part = parts.pop()
-            if len(part) == 1 or passes >= budget or (
-                    passes >= _MIN_GROUPS and finished < passes * _EXAMPLES_PER_GROUP):
+            if len(part) == 1 or passes >= budget or (passes >= _MIN_GROUPS and spent > (
+                    per_example * (_SPLIT_SHARE * len(truth) + finished))):
                 alone.append(part)
                 continue
             passes += 1
             sub = [_read_only(leaf) if ax is None else _examples(leaf, part, ax)
                    for leaf, ax in zip(leaves, axes)]
             first: list = []
+            start = clock()
             try:
                 out = self._vectorised(sub, axes, treedef, kwargs, len(part), offset, first)
             except ControlFlowError as e:
                 if not first or e.level is not first[0] or e.truth is None:
                     return _NO_SPLIT
-                parts.extend(p for p in (part[~e.truth], part[e.truth]) if len(p))
+                parts.extend(p for p in (part[e.truth], part[~e.truth]) if len(p))
                 continue
             except Exception:  # noqa: BLE001 -- the per-example run gives the loop's answer
                 return _NO_SPLIT
+            finally:
+                spent += clock() - start
             if first[0].saved:  # it wrote into its copies of the arguments
                 return _NO_SPLIT
             groups.append((part, out))
             finished += len(part)
+        if not finished:  # every example alone: the plain per-example rerun, on the arguments
+            return _NO_SPLIT
         if alone:
             rest = np.sort(np.concatenate(alone))
-            if len(rest) == len(truth):  # the plain per-example rerun, on the arguments
-                return _NO_SPLIT
             out = self._one_by_one(leaves, axes, treedef, kwargs, rest, offset, scope)
             if out is _NO_SPLIT:
                 return _NO_SPLIT
@@ -768,6 +791,8 @@ class _Unchunk(Exception):
 #: few examples cost in the loop, so a large batch affords more (a convergence loop whose
 #: examples stop after one of k step counts takes 2(k - 1) passes)
 _MIN_GROUPS, _EXAMPLES_PER_GROUP = 8, 16
+_SPLIT_SHARE = 0.05  # of the examples' time alone, what passes may take unpaid (_split)
+_PROBE = 16  # examples run alone to time one (_split)
 
 
 def _examples(leaf: np.ndarray, part: np.ndarray, ax: int) -> np.ndarray:

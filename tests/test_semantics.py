@@ -529,7 +529,7 @@ def test_disagreeing_control_flow_raises_pointing_at_where_with_fallback_error()
 
 
 @pytest.mark.parametrize("f", [branchy, whiley], ids=["if", "while"])
-@pytest.mark.parametrize("chunk_size", [None, 3])
+@pytest.mark.parametrize("chunk_size", [None, 4])
 def test_disagreeing_control_flow_runs_each_group_of_examples_vectorised(f, chunk_size):
     xs = RNG.normal(size=(5, 3)) * np.array([[1], [-3], [2], [-1], [4]])
     with pytest.warns(bt.PerformanceWarning, match="each group of examples"):
