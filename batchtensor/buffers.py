@@ -487,14 +487,17 @@ def _stand_in_for(value: Any) -> Any:
 
 # ---- array-api-compat's NumPy namespace -----------------------------------------------------------
 #: creation functions of array-api-compat's NumPy namespace (vendored by SciPy and
-#: scikit-learn: ``xp = array_namespace(x); out = xp.empty(shape)``), which call NumPy's own
+#: scikit-learn: ``xp = array_namespace(x); out = xp.zeros(n)``), which call NumPy's own
 #: through a reference of their own: during a pass they make buffers as the function's module
-#: does (scikit-learn's ``xp.zeros(n)`` then ``out[mask] = ...`` in its metrics)
+#: does (scikit-learn's ``xp.zeros(n)`` then ``out[mask] = ...`` in its metrics). Code reaches
+#: them as attributes of the namespace module, so they are intercepted by switching that
+#: module's class while any level is open (``conversions.intercept``: one assignment per
+#: module when the outermost level opens and closes); outside a pass, on any thread, the
+#: replacement calls the namespace's own function.
 _NAMESPACE_MAKERS = ("empty", "zeros", "ones", "full", "eye", "empty_like", "zeros_like",
                      "ones_like", "full_like")
 _NAMESPACE_SUFFIX = "array_api_compat.numpy"
-_namespaces: list = []  # (globals, ((name, original, stand-in), ...)) per namespace module
-_namespaces_seen = -1  # len(sys.modules) when they were last looked for
+_namespaces_found: set = set()  # the names of the namespace modules intercepted
 
 
 def _namespace_maker(name: str, original: Any) -> Any:
@@ -510,59 +513,34 @@ def _namespace_maker(name: str, original: Any) -> Any:
     return make
 
 
-def _find_namespaces() -> list:
-    global _namespaces_seen
-    if len(sys.modules) != _namespaces_seen:
-        _namespaces_seen = len(sys.modules)
-        known = {id(g) for g, _ in _namespaces}
-        for key, mod in list(sys.modules.items()):
-            g = getattr(mod, "__dict__", None)
-            if type(g) is not dict or id(g) in known:
-                continue
-            if key.endswith(_NAMESPACE_SUFFIX):
-                swaps = tuple((n, g[n], _namespace_maker(n, g[n])) for n in _NAMESPACE_MAKERS
-                              if callable(g.get(n)))
-                _namespaces.append((g, swaps))
-    return _namespaces
+def intercept_namespaces() -> None:
+    """Intercept the creation functions of the namespace modules imported since the last look
+    (``conversions.on_new_modules``)."""
+    for key, mod in list(sys.modules.items()):
+        if not key.endswith(_NAMESPACE_SUFFIX) or key in _namespaces_found:
+            continue
+        _namespaces_found.add(key)
+        for name in _NAMESPACE_MAKERS:
+            original = vars(mod).get(name)
+            if callable(original):
+                conversions.intercept(mod, name, _namespace_maker(name, original),
+                                      by_class=True)
 
 
-def enter(g: dict | None) -> tuple | None:
+conversions.on_new_modules.append(intercept_namespaces)
+
+
+def enter(g: dict | None) -> dict | None:
     """A vmap pass of a function of the module with globals ``g`` (``module_of``) starts: its
     names for NumPy become the stand-in's, and its names for NumPy's conversion functions the
-    conversions'; array-api-compat's NumPy namespaces make buffers too. Returns what
-    ``leave`` takes."""
-    if not config.intercept_numpy:
+    conversions'. Returns what ``leave`` takes."""
+    if g is None or not config.intercept_numpy:
         return None
-    with _lock:
-        namespaces = tuple(_find_namespaces())
-    for ns, swaps in namespaces:
-        _enter_one(ns, swaps)
-    entered = _enter_one(g) if g is not None else None
-    return (entered, namespaces)
-
-
-def leave(entered: tuple | None) -> None:
-    """The pass ends: the last one on each module puts its names back."""
-    if entered is None:
-        return
-    g, namespaces = entered
-    _leave_one(g)
-    for ns, _ in namespaces:
-        _leave_one(ns)
-
-
-def _enter_one(g: dict, fixed: tuple | None = None) -> dict | None:
-    """Swap ``g``'s names for the pass (``fixed``: the swaps, else learnt from its names)."""
     key = id(g)
     _lock.acquire()
     try:
         entry = _swapped.get(key)
-        if entry is None and fixed is not None:
-            swaps = fixed
-            for n, _, stand_in in swaps:
-                g[n] = stand_in
-            entry = _swapped[key] = [0, swaps]
-        elif entry is None:
+        if entry is None:
             global _primitives_seen
             if len(PRIMITIVES) != _primitives_seen:  # rules loaded since: learn modules anew
                 _bound.clear()
@@ -587,7 +565,8 @@ def _enter_one(g: dict, fixed: tuple | None = None) -> dict | None:
     return g
 
 
-def _leave_one(g: dict | None) -> None:
+def leave(g: dict | None) -> None:
+    """The pass ends: the last one on this module puts its names back."""
     if g is None:
         return
     _lock.acquire()

@@ -20,6 +20,7 @@ that saved ``np.asarray`` at import time) and NumPy's C code.
 from __future__ import annotations
 
 import functools
+import sys
 import threading
 from typing import Any
 
@@ -33,7 +34,7 @@ from .registry import ALIASES
 from .tensor import BatchedTensor
 
 __all__ = ["enter", "leave", "ORIGINALS", "installed", "intercept", "release", "replacement",
-           "pristine", "is_swapped", "before_first_enter"]
+           "pristine", "is_swapped", "before_first_enter", "on_new_modules"]
 
 #: the functions replaced, by name in the ``numpy`` module (their first argument is the data)
 _LIKE_CALLS = ("asarray", "asanyarray", "array", "ascontiguousarray", "asfortranarray",
@@ -298,14 +299,22 @@ def release(module: Any, name: str) -> None:
 #: called when a level opens while none is open, before the replacements are installed (and
 #: outside the lock, so that they may call ``intercept``): foreign.load_pending
 before_first_enter: list = []
+#: called as ``before_first_enter``, but only when modules were imported since the last call
+#: (one ``len(sys.modules)`` otherwise): hooks that look for names in every module
+on_new_modules: list = []
+_modules_seen = 0  # len(sys.modules) when on_new_modules last ran
 
 
 def enter() -> None:
     """A vmap level opens: the first one (on any thread) installs the replacements."""
-    global _users
+    global _users, _modules_seen
     if not _users:
         for hook in before_first_enter:
             hook()
+        if len(sys.modules) != _modules_seen:
+            _modules_seen = len(sys.modules)
+            for hook in on_new_modules:
+                hook()
     _lock.acquire()
     _users += 1
     if _users == 1 and config.intercept_numpy:

@@ -240,8 +240,7 @@ def install(op: Any, modules: Iterable = ()) -> Primitive:
         # namespace: about 0.05 us per name each way at each outermost vmap call. Attribute
         # access alone (`scipy.signal.lfilter`) is served by switching the module's class:
         # one assignment per module each way, whatever the number of names.
-        by_class = (any(m is mod for m in found) and mod.__name__ != op.__module__
-                    and name not in _names_called(mod))
+        by_class = any(m is mod for m in found) and name not in _names_called(mod)
         conversions.intercept(mod, name, prim, by_class=by_class)
         if all(m is not mod for m in places):
             places.append(mod)
@@ -394,7 +393,6 @@ def primitive(fn: Callable | None = None, *, rule: Callable | None = None,
 #: bound one by name at import, as libraries do (``from numpy.lib.stride_tricks import
 #: as_strided`` in scikit-image, scikit-learn and SciPy), since their calls reach nothing else.
 BOUND_BY_NAME = (np.lib.stride_tricks.as_strided,)
-_modules_seen = 0  # len(sys.modules) at the last look for such names
 
 
 def _holds(module: Any, name: str, op: Any) -> bool:
@@ -406,13 +404,8 @@ def _holds(module: Any, name: str, op: Any) -> bool:
 
 
 def install_bound_by_name() -> None:
-    """Intercept ``BOUND_BY_NAME`` in the modules imported since the last look (each outermost
-    vmap level opening looks: one ``len(sys.modules)`` unless modules were imported since).
-    NumPy's own modules keep NumPy's functions."""
-    global _modules_seen
-    if len(sys.modules) == _modules_seen:
-        return
-    _modules_seen = len(sys.modules)
+    """Intercept ``BOUND_BY_NAME`` in every module that holds one (``conversions.on_new_modules``:
+    again whenever modules were imported since). NumPy's own modules keep NumPy's functions."""
     for op in BOUND_BY_NAME:
         name = op.__name__
         install(op, [m for key, m in list(sys.modules.items())
@@ -420,4 +413,4 @@ def install_bound_by_name() -> None:
 
 
 install_bound_by_name()
-conversions.before_first_enter.append(install_bound_by_name)
+conversions.on_new_modules.append(install_bound_by_name)
