@@ -100,8 +100,10 @@ CAUSES = [
     Cause("write-into-plain", "a batched value written into an array created inside `f` "
           "with a plain shape",
           "The library allocates its result with `np.empty(n)` / `np.zeros((n, m))` (not "
-          "from a batched value) and fills it by indexing. Promoting such an array to "
-          "batched on the first batched write is not built yet, so the write raises a "
+          "from a batched value) and fills it by indexing, where vmap does not make it a "
+          "buffer (batched at the first batched write): in a module other than the "
+          "function's own, or through a namespace that is NumPy itself "
+          "(array-api-compat's `clip`: `array_namespace(x).empty(...)`). The write raises a "
           "conversion error and the function reruns.",
           r"cannot write a batched value or index into"),
     Cause("bound-asarray", "`asarray` bound at import (`from numpy import asarray`)",
@@ -132,13 +134,16 @@ CAUSES = [
           r"__index__"),
     Cause("control-flow", "a Python `if`/`while` on a batched value whose examples disagree",
           "Branching (`if a > 50`, `if xp.any(mask)`, `max(abs(u - v))`, a root finder's "
-          "convergence test) takes different paths per example; running each group of "
-          "examples that agree vectorised is not built, so the function reruns.",
+          "convergence test) takes different paths per example. vmap runs each group of "
+          "examples that agree vectorised (status groups) unless groups cannot give the "
+          "loop's result (a nested vmap's variant, randomness keyed per example, a group that "
+          "writes into an argument) or would cost more than the loop: then it reruns.",
           r"ControlFlowError"),
     Cause("data-dependent", "a shape that depends on the data",
           "`np.nonzero`, `np.unique`, `np.flatnonzero`, a boolean mask or `np.bincount`'s "
-          "length give each example a different size; the ragged values-plus-mask "
-          "representation is not built, so the function reruns.",
+          "length give each example a different size; where the ragged selection "
+          "(values plus per-example counts) has no meaning for what follows, the function "
+          "reruns.",
           r"DataDependentError"),
     Cause("numpy-converts", "a NumPy function without a batch rule for a batched argument",
           "`np.arange` with a batched bound, `np.transpose` of a list of batched values, "

@@ -6,23 +6,11 @@ from __future__ import annotations
 import numpy as np
 
 from .core import Entry
-from .draw import normal, positive
+from .scipy_stats import one, one_positive, two
 
 M = "scipy.stats.mstats"
 FLOATS = (np.float64, np.float32)
 SIZES = (12, (12, 3))
-
-
-def one(rng, dt, size):
-    return (normal(rng, dt, size, loc=0.3, scale=1.5),)
-
-
-def one_positive(rng, dt, size):
-    return (positive(rng, dt, size, 0.2, 4.0),)
-
-
-def two(rng, dt, size):
-    return normal(rng, dt, size), normal(rng, dt, size, loc=0.4, scale=1.3)
 
 
 def _m(attr, gen=one, label="", sizes=SIZES, dtypes=FLOATS, rtol=None, **kw):

@@ -82,3 +82,38 @@ def laid_out(xs: np.ndarray, layout: str) -> tuple[np.ndarray, int]:
     xs = xs.copy()
     xs.flags.writeable = False
     return xs, 0
+
+
+def vectorised(f: Callable, *args: Any, in_axes: Any = 0) -> Any:
+    """``bt.vmap(f, in_axes, fallback="error")`` with no per-op loop either (its warning an
+    error), checked against the loop; the result."""
+    import warnings
+
+    import batchtensor as bt
+
+    with warnings.catch_warnings():
+        warnings.simplefilter("error", bt.PerformanceWarning)
+        got = bt.vmap(f, in_axes, fallback="error")(*args)
+    assert_same(got, loop_vmap(f, in_axes)(*args))
+    return got
+
+
+def on_threads(run: Callable[[int], None], n: int = 8) -> None:
+    """``run(i)`` on ``n`` threads at once; the first exception any of them raised, re-raised."""
+    import threading
+
+    errors: list = []
+
+    def guarded(i: int) -> None:
+        try:
+            run(i)
+        except Exception as e:  # noqa: BLE001  (re-raised below)
+            errors.append(e)
+
+    threads = [threading.Thread(target=guarded, args=(i,)) for i in range(n)]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join()
+    if errors:
+        raise errors[0]

@@ -15,7 +15,7 @@ import batchtensor as bt
 from batchtensor.api import rerun_reason
 from batchtensor.buffers import LocalBuffer
 from batchtensor.tensor import is_plain_array
-from loop_reference import assert_same, loop_vmap
+from loop_reference import assert_same, loop_vmap, vectorised
 
 RNG = np.random.default_rng(19)
 XS = RNG.normal(size=(4, 5, 3))
@@ -26,15 +26,6 @@ def library_center(X):
     if not isinstance(X, np.ndarray):
         raise ValueError(f"X must be a numpy.ndarray, got {type(X).__name__}")
     return X - X.mean(axis=0)
-
-
-def vectorised(f, *args, in_axes=0):
-    """vmap with no rerun and no per-op loop, against the loop."""
-    with warnings.catch_warnings():
-        warnings.simplefilter("error", bt.PerformanceWarning)
-        got = bt.vmap(f, in_axes, fallback="error")(*args)
-    assert_same(got, loop_vmap(f, in_axes)(*args))
-    return got
 
 
 def reruns(f, xs, match=None):

@@ -5,7 +5,6 @@ loop's ``np.stack`` gives, and the masks with it)."""
 
 from __future__ import annotations
 
-import threading
 import warnings
 
 import numpy as np
@@ -13,6 +12,7 @@ import pytest
 
 import batchtensor as bt
 from batchtensor.errors import SubclassViewError
+from loop_reference import on_threads
 
 RNG = np.random.default_rng(23)
 XS = RNG.normal(size=(5, 6))
@@ -98,25 +98,15 @@ def test_batch_sizes_one_and_zero():
 
 
 def test_threads():
-    errors = []
-
     def run(i):
-        try:
-            xs = XS + i
-            with warnings.catch_warnings():
-                warnings.simplefilter("ignore", bt.PerformanceWarning)
-                for _ in range(5):
-                    f = PATTERNS["masked_where().filled(0)"]
-                    assert_same_masked(bt.vmap(f)(xs), loop(f, xs))
-        except Exception as e:  # noqa: BLE001  (reported below)
-            errors.append(e)
+        xs = XS + i
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore", bt.PerformanceWarning)
+            for _ in range(5):
+                f = PATTERNS["masked_where().filled(0)"]
+                assert_same_masked(bt.vmap(f)(xs), loop(f, xs))
 
-    threads = [threading.Thread(target=run, args=(i,)) for i in range(8)]
-    for t in threads:
-        t.start()
-    for t in threads:
-        t.join()
-    assert not errors, errors[0]
+    on_threads(run)
 
 
 def test_masked_inputs_are_refused_with_what_to_pass():

@@ -5,15 +5,13 @@ compared with the loop, under in_axes 0 and -1, partial, nested and on 8 threads
 
 from __future__ import annotations
 
-import threading
-import warnings
 
 import numpy as np
 import pytest
 
 import batchtensor as bt
 from batchtensor.errors import LayoutError
-from loop_reference import assert_same, loop_vmap
+from loop_reference import assert_same, loop_vmap, on_threads, vectorised
 
 RNG = np.random.default_rng(21)
 
@@ -24,14 +22,6 @@ def frames(x, n=3, hop=2):
     step = x.strides[-1]
     return np.lib.stride_tricks.as_strided(
         x, shape=x.shape[:-1] + (count, n), strides=x.strides[:-1] + (step * hop, step))
-
-
-def vectorised(f, *args, in_axes=0):
-    with warnings.catch_warnings():
-        warnings.simplefilter("error", bt.PerformanceWarning)
-        got = bt.vmap(f, in_axes, fallback="error")(*args)
-    assert_same(got, loop_vmap(f, in_axes)(*args))
-    return got
 
 
 LAYOUTS = {
@@ -124,22 +114,12 @@ def test_interleaved_memory_runs_per_example():
 
 
 def test_threads():
-    errors = []
-
     def run(i):
-        try:
-            xs = RNG.normal(size=(5, 11)) + i
-            for _ in range(20):
-                assert_same(bt.vmap(frames, fallback="error")(xs), loop_vmap(frames)(xs))
-        except Exception as e:  # noqa: BLE001  (reported below)
-            errors.append(e)
+        xs = RNG.normal(size=(5, 11)) + i
+        for _ in range(20):
+            assert_same(bt.vmap(frames, fallback="error")(xs), loop_vmap(frames)(xs))
 
-    threads = [threading.Thread(target=run, args=(i,)) for i in range(8)]
-    for t in threads:
-        t.start()
-    for t in threads:
-        t.join()
-    assert not errors, errors[0]
+    on_threads(run)
 
 
 # ---- real code, unchanged: libraries that imported as_strided by name ---------------------------
