@@ -291,9 +291,13 @@ class VmapFunction:
                     return self._per_example(leaves, axes, treedef, kwargs, size, offset,
                                              scope)
                 except _Unstackable as join_error:
-                    # the examples' results themselves differ in shape: the loop's np.stack
-                    # fails too, and the first error says best where the shapes come from
-                    raise e from join_error
+                    # the examples' results differ in shape (the loop's np.stack fails too):
+                    # the first pass's error where it was about those shapes says best where
+                    # they come from; where it stopped at something else (a conversion), the
+                    # stacking's, a BatchingError as the loop's failure calls for
+                    if isinstance(e, DataDependentError):
+                        raise e from join_error
+                    raise
 
     def _split(self, leaves, axes, treedef, kwargs, offset, truth, scope):
         """The examples disagree at an ``if`` / ``while`` (``truth``: each one's answer): run
@@ -623,8 +627,10 @@ class VmapFunction:
                     try:  # every example, the results stacked once all have run
                         return self._per_example(leaves, axes, treedef, kwargs, size, offset,
                                                  scope)
-                    except _Unstackable as join_error:
-                        raise error from join_error
+                    except _Unstackable as join_error:  # as in _run
+                        if isinstance(error, DataDependentError):
+                            raise error from join_error
+                        raise
         return self._join(results)
 
     def _join(self, results: list):

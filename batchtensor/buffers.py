@@ -149,8 +149,10 @@ class LocalBuffer:
         like = found[max(range(len(found)), key=lambda i: len(chains[i]))]
         widest = set(chains[found.index(like)])
         # two references: the slot, and getrefcount's argument; any other is a view or an
-        # array handed out, which would not see the writes after promotion
-        if sys.getrefcount(self._value) > 2 or not all(set(c) <= widest for c in chains):
+        # array handed out, which would not see the writes after promotion; and a buffer
+        # that is itself a view (``_DERIVED``) shares its memory with another array
+        if sys.getrefcount(self._value) > 2 or self._value.base is not None or \
+                not all(set(c) <= widest for c in chains):
             err = TypeError(
                 f"{what}: a batched value is written into an array the function created, "
                 f"which would make it batched, but a view of that array (or the array itself, "
@@ -205,6 +207,10 @@ class LocalBuffer:
         res = func(*_plain_args(args), **_plain_args(kwargs))
         if type(out) is LocalBuffer and res is out._value:
             return out
+        if type(res) is np.ndarray and func in _DERIVED and self._level.alive:
+            # a plain array made from this one (a broadcast, a reshape): a buffer too, so that
+            # a batched index reads it per example (``xp.broadcast_to(xp.arange(n), s)[mask]``)
+            return LocalBuffer(res, self._level)
         return res
 
     # ---- indexing ---------------------------------------------------------------------------
@@ -397,10 +403,15 @@ def _copy_maker(convert):
     return make
 
 
-MAKERS = ("zeros", "ones", "empty", "full", "eye", "identity")
+MAKERS = ("zeros", "ones", "empty", "full", "eye", "identity", "arange")
 LIKE_MAKERS = ("zeros_like", "ones_like", "empty_like", "full_like")
 
 
+
+#: NumPy functions whose result, made from a buffer, is a buffer too (reads with a batched
+#: index go per example; being views, they are never promoted)
+_DERIVED = frozenset({np.broadcast_to, np.reshape, np.ravel, np.transpose, np.expand_dims,
+                      np.squeeze, np.atleast_1d, np.atleast_2d})
 
 _MAKERS: dict[int, Any] = {}  # id(NumPy's function) -> its maker
 _MAKER_NAMED: dict[str, Any] = {}  # (NumPy's own: while a level is open, np.full is another)
@@ -485,7 +496,7 @@ def _stand_in_for(value: Any) -> Any:
         return None
 
 
-# ---- array-api-compat's NumPy namespace -----------------------------------------------------------
+# ---- array-api-compat's NumPy namespace ----------------------------------------------------
 #: creation functions of array-api-compat's NumPy namespace (vendored by SciPy and
 #: scikit-learn: ``xp = array_namespace(x); out = xp.zeros(n)``), which call NumPy's own
 #: through a reference of their own: during a pass they make buffers as the function's module
@@ -494,8 +505,8 @@ def _stand_in_for(value: Any) -> Any:
 #: module's class while any level is open (``conversions.intercept``: one assignment per
 #: module when the outermost level opens and closes); outside a pass, on any thread, the
 #: replacement calls the namespace's own function.
-_NAMESPACE_MAKERS = ("empty", "zeros", "ones", "full", "eye", "empty_like", "zeros_like",
-                     "ones_like", "full_like")
+_NAMESPACE_MAKERS = ("empty", "zeros", "ones", "full", "eye", "arange", "empty_like",
+                     "zeros_like", "ones_like", "full_like")
 _NAMESPACE_SUFFIX = "array_api_compat.numpy"
 _namespaces_found: set = set()  # the names of the namespace modules intercepted
 

@@ -31,6 +31,7 @@ from .config import config
 from .dispatch import function_call
 from .levels import current_level
 from .registry import ALIASES
+from .rules.ragged import Ragged
 from .tensor import BatchedTensor
 
 __all__ = ["enter", "leave", "ORIGINALS", "installed", "intercept", "release", "replacement",
@@ -70,6 +71,8 @@ def _like_call(name: str):
             like = _batched(a)
             if like is not None:
                 return function_call(original, (a,) + args, kwargs, like)
+            if type(a) is Ragged:  # x[mask] of a count per example: its elements converted
+                return a.converted(original, args, kwargs)
         return original(a, *args, **kwargs)
 
     convert.__name__ = convert.__qualname__ = name

@@ -52,8 +52,12 @@ def repeat_array_samples(rng, dtype):
     perm = rng.permutation(np.array([1, 2, 3]))
     yield S((_a(rng, (3, 2), dtype), perm), {"axis": 0}, "repeats array, equal totals",
             loop_reason="a batched repeats gives per-example output shapes")
-    yield S((_a(rng, (4,), dtype), np.array(2)), {}, "0-d repeats array",
-            loop_reason="a batched repeats gives per-example output shapes")
+    # 1-d examples, counts of their own with equal totals (rank computations): vectorised
+    yield S((_a(rng, (4,), dtype), np.array(2)), {}, "0-d repeats array")
+    yield S((_a(rng, (3,), dtype), rng.permutation(np.array([1, 2, 3]))), {},
+            "per-element repeats of each example, equal totals")
+    yield S((_a(rng, (3,), dtype), rng.permutation(np.array([0, 2, 4]))), {"axis": -1},
+            "per-element repeats with a zero, axis=-1")
 
 
 def resize_samples(rng, dtype):

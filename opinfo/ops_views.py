@@ -1,7 +1,7 @@
 """Views and reshapes: reshape ravel transpose moveaxis swapaxes expand_dims squeeze broadcast_to
 flip roll diagonal real imag matrix_transpose copy astype rollaxis fliplr flipud rot90
-atleast_1d/2d/3d broadcast_arrays sliding_window_view as_strided, np.shape/ndim/size, and the ndarray
-methods routed to them."""
+atleast_1d/2d/3d broadcast_arrays sliding_window_view as_strided, np.shape/ndim/size, and the
+ndarray methods routed to them."""
 
 from __future__ import annotations
 

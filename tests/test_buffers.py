@@ -343,3 +343,26 @@ def test_sklearn_metrics_that_fill_an_array_api_buffer_are_vectorised():
     for fn in (metrics.r2_score, metrics.explained_variance_score):
         got = bt.vmap(fn, fallback="error")(y, p)
         np.testing.assert_allclose(got, [fn(a, b) for a, b in zip(y, p)], rtol=1e-12)
+
+
+def test_a_reshaped_buffer_reads_with_a_batched_mask_and_is_never_promoted():
+    """``np.broadcast_to`` / ``np.reshape`` of a buffer is a buffer too, so that a batched
+    index reads it per example; being a view of the buffer's memory, a batched write into it
+    is not promoted (the buffer would not see it): the function reruns, writing as the loop."""
+    def reads(x):
+        ranks = np.broadcast_to(np.arange(1.0, 4.0), (2, 3))
+        return ranks[x > 0].sum()
+
+    xs = RNG.normal(size=(5, 2, 3))
+    got = bt.vmap(reads, fallback="error")(xs)
+    np.testing.assert_array_equal(got, np.stack([reads(x) for x in xs]))
+
+    def writes(x):
+        w = np.zeros(3)
+        v = np.reshape(w, (3,))
+        v[0] = x[0]  # reaches w in the loop
+        return w
+
+    with pytest.warns(bt.PerformanceWarning, match="reruns once per example"):
+        got = bt.vmap(writes)(xs[:, 0])
+    np.testing.assert_array_equal(got, np.stack([writes(x) for x in xs[:, 0]]))

@@ -51,48 +51,55 @@ def test_each_path_is_recorded():
     assert ("numpy.diagonal", "rule") in log
 
 
+def _repeat_rows(x, r):
+    """np.repeat with repeats of their own per example over the rows of 2-d examples: the
+    rule hands it to the per-example loop (1-d examples it vectorises)."""
+    return np.repeat(x, r, axis=0)
+
+
 def test_a_batched_parameter_the_rule_does_not_unwrap_goes_to_the_loop(fallback_mode):
-    a = rng.normal(size=(3, 4))
-    reps = np.array([[1, 2, 1, 0], [0, 1, 2, 1], [2, 2, 0, 0]])  # 4 elements out each time
+    # repeats of their own per example over an axis of 2-d examples: the rule hands it on
+    a = rng.normal(size=(3, 4, 2))
+    reps = np.array([[1, 2, 1, 0], [0, 1, 2, 1], [2, 2, 0, 0]])  # 4 rows out each time
     bt.config.fallback = "silent"
-    out, log = paths_of(lambda x, r: np.repeat(x, r), a, reps)
+    out, log = paths_of(lambda x, r: np.repeat(x, r, axis=0), a, reps)
     assert ("numpy.repeat", "loop") in log
-    np.testing.assert_array_equal(out, [np.repeat(x, r) for x, r in zip(a, reps)])
+    np.testing.assert_array_equal(out, [np.repeat(x, r, axis=0) for x, r in zip(a, reps)])
 
 
 def test_loop_fallback_warns_once_per_op_naming_it(fallback_mode):
-    a = rng.normal(size=(3, 4))
+    a = rng.normal(size=(3, 4, 2))
     r = np.array([[1, 1, 1, 1]] * 3)
     with pytest.warns(bt.PerformanceWarning, match="numpy.repeat has no batch rule"):
-        bt.vmap(np.repeat)(a, r)
+        bt.vmap(_repeat_rows)(a, r)
     with warnings.catch_warnings():
         warnings.simplefilter("error")
-        bt.vmap(np.repeat)(a, r)  # already warned: silent now
+        bt.vmap(_repeat_rows)(a, r)  # already warned: silent now
 
 
 def test_fallback_modes(fallback_mode):
-    a, r = rng.normal(size=(3, 4)), np.ones((3, 4), int)
+    a, r = rng.normal(size=(3, 4, 2)), np.ones((3, 4), int)
     bt.config.fallback = "error"
     with pytest.raises(bt.BatchingError, match="numpy.repeat.*fallback is 'error'"):
-        bt.vmap(np.repeat)(a, r)
+        bt.vmap(_repeat_rows)(a, r)
     bt.config.fallback = "silent"
     with warnings.catch_warnings():
         warnings.simplefilter("error")
-        bt.vmap(np.repeat)(a, r)
+        bt.vmap(_repeat_rows)(a, r)
     with pytest.raises(ValueError, match="fallback must be one of"):
         bt.config.fallback = "loud"
 
 
 def test_loop_fallback_data_dependent_shapes_raise_clearly(fallback_mode):
     bt.config.fallback = "silent"
-    a = np.ones((2, 3))
-    reps = np.array([[1, 1, 0], [1, 1, 1]])  # 2 elements out for example 0, 3 for example 1
-    with pytest.raises(bt.BatchingError, match=r"numpy.repeat.*different shapes \(\(2,\) for "
-                                               r"example 0, \(3,\) for example 1\)"):
-        bt.vmap(np.repeat)(a, reps)
+    a = np.ones((2, 3, 1))
+    reps = np.array([[1, 1, 0], [1, 1, 1]])  # 2 rows out for example 0, 3 for example 1
+    with pytest.raises(bt.BatchingError, match=r"numpy.repeat.*different shapes \(\(2, 1\) "
+                                               r"for example 0, \(3, 1\) for example 1\)"):
+        bt.vmap(_repeat_rows)(a, reps)
     # equal shapes stack fine
-    np.testing.assert_array_equal(bt.vmap(np.repeat)(a, np.array([[1, 1, 0], [0, 2, 0]])),
-                                  np.ones((2, 2)))
+    np.testing.assert_array_equal(bt.vmap(_repeat_rows)(a, np.array([[1, 1, 0], [0, 2, 0]])),
+                                  np.ones((2, 2, 1)))
 
 
 def test_loop_fallback_refuses_results_of_different_dtypes(fallback_mode):
@@ -123,7 +130,7 @@ def test_loop_fallback_refuses_writes_into_unbatched_arguments(fallback_mode):
 def test_loop_fallback_with_batch_size_zero_raises(fallback_mode):
     bt.config.fallback = "silent"
     with pytest.raises(bt.BatchingError, match="batch size 0"):
-        bt.vmap(np.repeat)(np.zeros((0, 3)), np.ones((0, 3), int))
+        bt.vmap(_repeat_rows)(np.zeros((0, 3, 2)), np.ones((0, 3), int))
 
 
 def test_loop_call_stacks_namedtuples_scalars_and_passes_equal_constants():

@@ -165,7 +165,7 @@ CASES = [
     ("convert_index_list", vm(lambda x: [1, 2, 3][x[0].astype(int)], X), TE,
      r"as an index or size \(__index__\)"),
     ("convert_range", vm(lambda x: range(x[0].astype(int)), X), TE, r"__index__"),
-    ("convert_plain_getitem", vm(lambda x: np.arange(5.0)[x[0].astype(int)], X), TE,
+    ("convert_plain_getitem", vm(lambda x: _PLAIN[x[0].astype(int)], X), TE,
      r"np\.take_along_axis"),
     ("convert_plain_take", vm(lambda x: _ELSEWHERE["take"](np.arange(5.0), x.astype(int)), X),
      TE, r"inside numpy\.take"),
@@ -365,10 +365,12 @@ CASES = [
      r"batched boolean mask selects between 0 and 4 elements"),
     ("unique_sizes_differ", vm(lambda x: np.unique(np.minimum(x, 5)), X), BTE,
      r"numpy\.unique: the output size depends on the data and differs between examples"),
-    ("loop_shapes_differ", vm(lambda x: np.repeat(x, (x > 5).astype(int)), X, fallback="silent"),
+    # (repeats of their own per example over the rows of 2-d examples: the per-op loop)
+    ("loop_shapes_differ", vm(lambda x: np.repeat(x[:, None], (x > 5).astype(int), axis=0), X,
+                              fallback="silent"),
      BTE, r"numpy\.repeat: the per-example results have different shapes"),
     ("loop_fallback_error_mode", lambda: _strict(vm(
-        lambda x: np.repeat(x, (x > 5).astype(int)), X)), BTE,
+        lambda x: np.repeat(x[:, None], (x > 5).astype(int), axis=0), X)), BTE,
      r"numpy\.repeat has no batch rule.*bt\.config\.fallback is 'error'"),
 ]
 
@@ -381,6 +383,7 @@ def _while(x):
 
 # NumPy's own functions, as another module bound them before the vmap: beyond
 # batchtensor.undispatched's reach and the function module's buffer makers
+_PLAIN = np.arange(5.0)  # made outside the function: a plain array
 _ELSEWHERE = {"take": np.take, "full": np.full}
 
 

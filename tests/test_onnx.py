@@ -471,8 +471,9 @@ def test_op_without_lowering_is_named():
 
 def test_loop_fallback_is_refused():
     with pytest.raises(ExportError, match="loop fallback cannot be recorded"):
-        # a batched `repeats`: only the per-example loop treats it
-        export(lambda x: np.repeat(x, np.ones(3, int) + (x > 5)), np.ones((4, 3)))
+        # a batched `repeats` over the rows of 2-d examples: only the per-example loop
+        export(lambda x: np.repeat(x, np.ones(3, int) + (x[:, 0] > 5), axis=0),
+               np.ones((4, 3, 2)))
 
 
 def test_data_dependent_shapes_and_control_flow_are_refused():

@@ -262,3 +262,80 @@ def test_equal_counts_stay_an_ordinary_batched_value():
     xs[:, 3:] = np.abs(xs[:, 3:]) + 0.1
     got = bt.vmap(lambda x: x[x > 0] * 2)(xs)
     assert_same(got, loop_vmap(lambda x: x[x > 0] * 2)(xs))
+
+
+# ---- selections from an unbatched array, and what rank computations do with them -------------------
+TIES = RNG.integers(0, 4, (6, 9)).astype(float)  # ties: a different count of unique values
+
+
+def test_an_unbatched_array_indexed_by_a_batched_mask():
+    """``np.arange(n)[mask]`` with a mask whose count differs per example: each example
+    selects from the same values (a selection, kept vectorised while it stays inside)."""
+    def f(x):
+        m = x > 1
+        return (np.arange(9.0)[m] * 2).sum()
+
+    check(f, TIES)
+
+
+@pytest.mark.parametrize("append", ["scalar", "per example"])
+def test_diff_of_a_selection_with_one_element_appended(append):
+    def f(x):
+        starts = np.arange(9)[np.concatenate([[True], x[1:] != x[:-1]])]
+        end = 9 if append == "scalar" else np.asarray([x.size], dtype=starts.dtype)
+        counts = np.diff(starts, append=end)
+        return (counts * 1.5).sum() + counts.max()
+
+    check(f, np.sort(TIES, axis=1))
+
+
+def test_repeat_of_a_selection_by_its_counts_is_a_batch_again():
+    def f(x):
+        y = np.sort(x)
+        keep = np.concatenate([[True], y[1:] != y[:-1]])
+        starts = np.arange(y.size)[keep]
+        counts = np.diff(starts, append=np.asarray([y.size], dtype=starts.dtype))
+        return np.repeat(y[keep] * 10.0, counts)  # y again, each value times ten
+
+    got, want, _, _ = vectorised_and_loop(f, TIES)
+    assert_same(got, want)
+    assert got.shape == TIES.shape
+
+
+def test_asarray_of_a_selection_converts_its_elements():
+    def f(x):
+        s = x[x > 1]
+        return (np.asarray(s, dtype=np.float32) + np.array(s)).sum()
+
+    check(f, TIES)
+
+
+@pytest.mark.parametrize("method", ["average", "min", "max", "dense", "ordinal"])
+def test_scipy_rankdata_with_ties_is_vectorised(method):
+    stats = pytest.importorskip("scipy.stats", reason="SciPy is a test extra")
+    f = lambda x: stats.rankdata(x, method=method)  # noqa: E731
+    with warnings.catch_warnings():
+        warnings.simplefilter("error", bt.PerformanceWarning)
+        got = bt.vmap(f, fallback="error")(TIES)
+    assert_same(got, loop_vmap(f)(TIES))
+
+
+# ---- np.repeat with repeats of their own per example ----------------------------------------------
+def test_repeat_with_batched_counts_of_equal_totals():
+    counts = np.array([[1, 2, 0], [0, 0, 3], [3, 0, 0], [1, 1, 1]])
+    xs = RNG.normal(size=(4, 3))
+    check(lambda x, c: np.repeat(x, c), xs, counts)
+    check(lambda x, c: np.repeat(x, c, axis=-1), xs, counts)
+    check(lambda x, c: x.repeat(c), xs, counts)
+    check(lambda c: np.repeat(np.arange(3.0), c), counts)  # x unbatched
+
+
+def test_repeat_with_batched_counts_of_different_totals_fails_as_the_loop():
+    counts, xs = np.array([[1, 2, 0], [0, 0, 1]]), RNG.normal(size=(2, 3))
+    f = lambda x, c: np.repeat(x, c)  # noqa: E731
+    with pytest.raises(ValueError):
+        loop_vmap(f)(xs, counts)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", bt.PerformanceWarning)
+        with pytest.raises((ValueError, bt.BatchingError)):
+            bt.vmap(f)(xs, counts)

@@ -666,7 +666,8 @@ def test_batch_size_zero_nested_and_chunked(strict):
 
 def test_batch_size_zero_loop_fallback_raises_clearly():
     def loop_only(x):
-        return np.repeat(x, x.astype(int))  # a batched `repeats`: only the loop treats it
+        # a batched `repeats` over the rows of 2-d examples: only the loop treats it
+        return np.repeat(x[:, None], x.astype(int), axis=0)
 
     with warnings.catch_warnings():
         warnings.simplefilter("ignore", bt.PerformanceWarning)

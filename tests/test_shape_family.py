@@ -26,8 +26,12 @@ def test_repeat_batched_repeats_equal_totals_stack(silent_fallback):
 def test_repeat_batched_repeats_unequal_totals_raise(silent_fallback):
     x = np.ones((3, 4))
     reps = np.array([1, 2, 3])
-    with pytest.raises(bt.BatchingError, match="different shapes"):
-        bt.vmap(lambda a, r: np.repeat(a, r))(x, reps)
+    with pytest.raises(ValueError):  # the loop's np.stack of shapes (4,), (8,), (12,)
+        _loop(lambda a, r: np.repeat(a, r), x, reps)
+    with pytest.raises(bt.BatchingError, match="different numbers of elements"):
+        bt.vmap(lambda a, r: np.repeat(a, r), fallback="error")(x, reps)
+    with pytest.raises(bt.BatchingError, match="different numbers of elements"):
+        bt.vmap(lambda a, r: np.repeat(a, r))(x, reps)  # the rerun's stack fails too
 
 
 @pytest.mark.parametrize("op", [np.delete, lambda a, m: np.insert(a, m, 0.0)],

@@ -61,8 +61,10 @@ def select(level: Level, x: Any, xb: int, mask: Any, mb: int) -> Ragged | None:
     selection cannot be held (values batched at outer levels too; NumPy's own errors)."""
     if not (_plain(x) and _plain(mask)):
         return None
-    xf = move_bdim_to_front(x, xb)
     mf = move_bdim_to_front(mask, mb)
+    # an unbatched x (``np.arange(n)[mask]``): every example selects from the same values
+    xf = move_bdim_to_front(x, xb) if xb is not None else \
+        np.broadcast_to(x, tuple(mf.shape[:1]) + tuple(x.shape))
     if tuple(xf.shape[:mf.ndim]) != tuple(mf.shape):
         return None  # NumPy's IndexError comes from the general path
     return Ragged(level, xf[mf], _counts(mf))  # example-major, each in C order: a copy
@@ -399,6 +401,19 @@ class Ragged:
     def astype(self, dtype, order="K", casting="unsafe", subok=True, copy=True):
         return self._like(self.values.astype(dtype, casting=casting))
 
+    def converted(self, convert: Callable, args: tuple, kwargs: dict) -> Ragged:
+        """``np.asarray(x[mask], dtype=...)`` and the other conversions (``convert``) of the
+        selection: its elements, converted (a dtype, a copy); what would change the shape of
+        an example (``ndmin``, ``np.require``'s flags) has no batched meaning."""
+        name = getattr(convert, "__name__", "the conversion")
+        known = {"dtype", "copy", "order"}
+        if name not in ("asarray", "asanyarray", "array", "ascontiguousarray") or \
+                len(args) > 1 or set(kwargs) - known or \
+                kwargs.get("order") not in (None, "C", "K", "A"):
+            raise self.no_batched_meaning(f"np.{name} with these arguments")
+        values = convert(self.values, *args, **kwargs)
+        return self if values is self.values else self._like(values)
+
     def copy(self, order="C"):
         return self._like(self.values.copy())
 
@@ -544,7 +559,49 @@ def _nan_reduction(name: str, fill: Any) -> Callable:
     return call
 
 
+def _diff(a, n=1, axis=-1, prepend=NoValue, append=NoValue):
+    """``np.diff`` of each example's 1-d selection, with at most one element appended per
+    example (``np.diff(starts, append=size)``, as rank computations write it)."""
+    if type(a) is not Ragged or a.ndim != 1 or n != 1 or axis not in (0, -1) \
+            or prepend is not NoValue:
+        raise _first_ragged((a, prepend, append)).no_batched_meaning("np.diff")
+    if append is NoValue:
+        raise a.no_batched_meaning("np.diff without append (one element fewer per example)")
+    values = a.values
+    ends = (a.starts + a.counts - 1)[a.counts > 0]  # each (non-empty) example's last element
+    if type(append) is BatchedTensor:  # one value per example, repeated per element
+        per = a._operand(append, "np.diff(append=...)")
+        if np.ndim(per) != 1:
+            raise a.no_batched_meaning("np.diff with more than one element appended")
+        last = per[ends]
+    elif np.size(append) == 1:
+        last = np.reshape(append, ())  # (np.diff takes it as an array: int64 for an int)
+    else:
+        raise a.no_batched_meaning("np.diff with more than one element appended")
+    nxt = np.empty_like(values, shape=values.shape, dtype=np.result_type(values, last))
+    nxt[:-1] = values[1:]
+    nxt[ends] = last
+    return a._like(nxt - values)
+
+
+def _repeat(a, repeats, axis=None):
+    """``np.repeat`` of a selection by a selection of counts with the same counts (each
+    element repeated its own number of times): where every example ends up with as many
+    elements, the batch of them (the rank computations' ``repeat(ranks, counts)``)."""
+    if type(a) is not Ragged or a.ndim != 1 or axis not in (None, 0, -1) or \
+            type(repeats) is not Ragged:
+        raise _first_ragged((a, repeats)).no_batched_meaning("np.repeat")
+    times = a._operand(repeats, "np.repeat")
+    values = np.repeat(a.values, times)
+    total = np.zeros(a.counts.shape[0], dtype=np.intp)
+    np.add.at(total, np.repeat(np.arange(a.counts.shape[0]), a.counts), times)
+    if total.shape[0] and np.all(total == total[0]):
+        return new_batched(np.reshape(values, (total.shape[0], int(total[0]))), 0, a._level)
+    return Ragged(a._level, values, total)
+
+
 _FUNCTIONS: dict[Callable, Callable] = {
+    np.diff: _diff, np.repeat: _repeat,
     np.sum: _method("sum"), np.prod: _method("prod"), np.any: _method("any"),
     np.all: _method("all"), np.mean: _method("mean"), np.var: _method("var"),
     np.std: _method("std"), np.min: _method("min"), np.max: _method("max"),

@@ -13,6 +13,7 @@ import math
 import numpy as np
 from numpy.lib.array_utils import normalize_axis_tuple
 
+from ..errors import DataDependentError
 from ..plumbing import innermost, scan_level
 from ..registry import batch_rule
 from ..tensor import BatchedTensor
@@ -67,13 +68,41 @@ def tile_rule(A, A_bdim, reps, reps_bdim):
 
 
 @batch_rule(np.repeat)
-def repeat_rule(a, a_bdim, repeats, axis=None):
-    x = move_bdim_to_front(a, a_bdim)
+def repeat_rule(a, a_bdim, repeats, repeats_bdim=None, axis=None):
+    x = move_bdim_to_front(a, a_bdim) if a_bdim is not None else a
+    if repeats_bdim is not None:
+        return _repeat_per_example(x, a_bdim, move_bdim_to_front(repeats, repeats_bdim), axis)
     if axis is None or x.ndim == 1:
         x = _flat(x)  # NumPy treats a 0-d array as 1-d here, also with axis=0 or -1
     if axis is None:
         return np.repeat(x, repeats, axis=1), 0
     return np.repeat(x, repeats, axis=wrap_axis(axis, x.ndim - 1) + 1), 0
+
+
+def _repeat_per_example(x, x_bdim, counts, axis):
+    """``np.repeat`` of 1-d examples by counts of their own (``repeats`` batched, as rank
+    computations write ``repeat(ranks, counts)``): one repeat of every example's elements
+    after another, cut into the examples again where each gets as many elements; a total
+    that differs per example has no batch (DataDependentError, which reruns). Values batched
+    at an outer level too take the same steps through that level's rules."""
+    n = counts.shape[0]
+    if x_bdim is None:
+        x = np.broadcast_to(x, (n,) + tuple(np.shape(x)))
+    flat = x.ndim <= 2 and counts.ndim <= 2 and (axis is None or (x.ndim == 2 and
+                                                                   axis in (0, -1)))
+    require(flat, "np.repeat with repeats of their own per example over an axis of a "
+                  "multi-dimensional example")
+    if not n:
+        raise DataDependentError("np.repeat with repeats of their own per example and no "
+                                 "example: the number of elements of a result is unknown")
+    x = np.reshape(x, (n, -1))
+    counts = np.broadcast_to(np.reshape(counts, (n, -1)), x.shape)  # one count or one each
+    totals = np.sum(counts, axis=1)
+    if not bool(np.all(totals == totals[:1])):  # (at an outer level: its examples agree)
+        raise DataDependentError("np.repeat: the repeats give the examples different numbers "
+                                 "of elements, so the results cannot be batched")
+    values = np.repeat(np.reshape(x, (-1,)), np.reshape(counts, (-1,)))
+    return np.reshape(values, (n, values.shape[0] // n)), 0
 
 
 @batch_rule(np.resize)
