@@ -48,7 +48,23 @@ def concatenate_rule(arrays, arrays_bdims, /, axis=0, out=None, *, dtype=None,
     if 0 in ranks:
         raise ValueError("zero-dimensional arrays cannot be concatenated")
     nd = xs[0].ndim - 1
-    return np.concatenate(xs, axis=wrap_axis(axis, nd) + 1, **kw), 0
+    ax = wrap_axis(axis, nd) + 1
+    if all(type(x) is np.ndarray for x in xs):
+        # each example's result in a block of its own, in C order, as the loop makes it
+        # (NumPy's own output follows the inputs' layout: batch-last inputs would interleave
+        # the examples, which as_strided of the result could not view as the loop's)
+        shape = list(xs[0].shape)
+        shape[ax] = sum(x.shape[ax] for x in xs)
+        if any(x.shape[:ax] + x.shape[ax + 1:] != xs[0].shape[:ax] + xs[0].shape[ax + 1:]
+               for x in xs):
+            return np.concatenate(xs, axis=ax, **kw), 0  # NumPy's error
+        try:
+            to = dtype if dtype is not None else np.result_type(*xs)
+        except TypeError:  # (structured dtypes that do not promote: NumPy's error below)
+            return np.concatenate(xs, axis=ax, **kw), 0
+        out = np.empty(shape, dtype=to)
+        return np.concatenate(xs, axis=ax, out=out, casting=casting), 0
+    return np.concatenate(xs, axis=ax, **kw), 0
 
 
 def _stack_fast(level, args, kwargs):
