@@ -125,3 +125,34 @@ def test_polymul_and_polydiv_trimming():
     u = np.array([[1.0, 1, 1, 6], [1.0, 1, 2, 6]])
     with pytest.raises(bt.BatchingError, match="numpy.polydiv: the output size"):
         bt.vmap(np.polydiv, in_axes=(0, None))(u, np.array([1.0, 0, 1]))
+
+
+# ---- unique values the same in every example: one plain array -----------------------------------
+def test_unique_values_the_same_in_every_example_are_one_plain_array():
+    """Every example holds every class: ``np.unique(y)`` is the same array per example, so it
+    is one plain array (the value every example has), and code that iterates or hashes it
+    (``set(np.unique(y))``, as scikit-learn's label checks do) runs vectorised."""
+    y = np.array([[0, 2, 1, 1], [2, 2, 0, 1], [1, 0, 2, 0]])
+
+    def labels(y):
+        classes = np.unique(y)
+        assert type(classes) is np.ndarray  # plain: the same for every example
+        mapping = {c: i for i, c in enumerate(sorted(set(classes.tolist())))}
+        return np.searchsorted(classes, y) + len(mapping)
+
+    got = bt.vmap(labels, fallback="error")(y)
+    np.testing.assert_array_equal(got, np.stack([labels(r) for r in y]))
+    # values that differ per example stay a value per example (the counts equal here)
+    differ = np.array([[0, 1, 1], [2, 3, 3]])
+    got = bt.vmap(lambda v: np.unique(v) * 1, fallback="error")(differ)
+    np.testing.assert_array_equal(got, [[0, 1], [2, 3]])
+
+
+def test_sklearn_label_metrics_are_vectorised_where_every_example_has_every_class():
+    metrics = pytest.importorskip("sklearn.metrics", reason="scikit-learn is a test extra")
+    rng = np.random.default_rng(5)
+    y = np.stack([rng.permutation(np.r_[0:3, rng.integers(0, 3, 9)]) for _ in range(4)])
+    p = np.stack([rng.permutation(np.r_[0:3, rng.integers(0, 3, 9)]) for _ in range(4)])
+    for fn in (metrics.accuracy_score, metrics.hamming_loss):
+        got = bt.vmap(fn, fallback="error")(y, p)
+        np.testing.assert_allclose(got, [fn(a, b) for a, b in zip(y, p)])

@@ -256,17 +256,28 @@ def _unique(op, a, a_bdim, return_index=False, return_inverse=False, return_coun
     return tuple(out)
 
 
+def _shared(values, bdim):
+    """Unique values that are the same in every example (the labels of a classification
+    metric, where each example holds every class): one plain array, as the value every
+    example has, so that code iterating or hashing them (``set(np.unique(y))``) runs as in
+    the loop. A value per example otherwise."""
+    if type(values) is np.ndarray and values.shape[0] and values.dtype.kind in "biumMUS" \
+            and bool(np.all(values == values[:1])):
+        return values[0].copy(), None
+    return values, bdim
+
+
 @batch_rule(np.unique)
 def unique_rule(ar, ar_bdim, return_index=False, return_inverse=False, return_counts=False,
                 axis=None, *, equal_nan=True, sorted=True):
     out = _unique(np.unique, ar, ar_bdim, return_index, return_inverse, return_counts, axis,
                   equal_nan, sorted)
-    return out[0] if len(out) == 1 else out
+    return _shared(*out[0]) if len(out) == 1 else out
 
 
 @batch_rule(np.unique_values)
 def unique_values_rule(x, x_bdim):
-    return _unique(np.unique_values, x, x_bdim, equal_nan=False, sorted=False)[0]
+    return _shared(*_unique(np.unique_values, x, x_bdim, equal_nan=False, sorted=False)[0])
 
 
 @batch_rule(np.unique_counts)
