@@ -289,6 +289,17 @@ def test_diff_of_a_selection_with_one_element_appended(append):
     check(f, np.sort(TIES, axis=1))
 
 
+@pytest.mark.parametrize("append", [True, 2, "per example"])
+def test_diff_of_a_boolean_selection(append):
+    """NumPy's diff compares booleans (not_equal); appending an int makes it subtract ints."""
+    def f(x):
+        s = x[x > 1] > 3
+        end = np.asarray([x[0] > 0]) if append == "per example" else append
+        return np.diff(s, append=end).sum()
+
+    check(f, np.array([[0.0, 2, 5, 4], [2.0, 0, 0, 7], [3.0, 0, 0, 0]]))
+
+
 def test_repeat_of_a_selection_by_its_counts_is_a_batch_again():
     def f(x):
         y = np.sort(x)

@@ -581,7 +581,8 @@ def _diff(a, n=1, axis=-1, prepend=NoValue, append=NoValue):
     nxt = np.empty_like(values, shape=values.shape, dtype=np.result_type(values, last))
     nxt[:-1] = values[1:]
     nxt[ends] = last
-    return a._like(nxt - values)
+    # NumPy's diff compares booleans (not_equal) and subtracts anything else
+    return a._like(np.not_equal(nxt, values) if nxt.dtype == np.bool_ else nxt - values)
 
 
 def _repeat(a, repeats, axis=None):
