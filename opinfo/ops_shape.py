@@ -58,6 +58,8 @@ def repeat_array_samples(rng, dtype):
             "per-element repeats of each example, equal totals")
     yield S((_a(rng, (3,), dtype), rng.permutation(np.array([0, 2, 4]))), {"axis": -1},
             "per-element repeats with a zero, axis=-1")
+    yield S((_a(rng, (0,), dtype), np.zeros(0, dtype=np.intp)), {}, "size-0 example")
+    yield S((_a(rng, (), dtype), np.array([3])), {}, "0-d example, one count")
 
 
 def resize_samples(rng, dtype):
