@@ -20,7 +20,7 @@ from .diagnostics import (raised_by_batchtensor, user_instruction, user_line, us
 from .errors import (BatchingError, ControlFlowError, DataDependentError, PerformanceWarning,
                      SharedWriteError, rerun_reason)
 from .foreign import stand_in
-from .levels import (Level, close_level, open_level, random_scope, restore_inputs,
+from .levels import (GroupPass, Level, close_level, open_level, random_scope, restore_inputs,
                      resume_session, session_tick)
 from .numpy_random import stream_argument
 from .pytree import LEAF, broadcast_prefix, flatten, keystr, leaf_paths, unflatten
@@ -304,7 +304,10 @@ class VmapFunction:
         ``f`` again on each group of examples that agree, vectorised, splitting a group again
         where its examples disagree further on, and put the groups' results back in the
         examples' order, as the loop's ``np.stack`` would (dtypes promoted alike). Each group
-        gets copies of its examples (read-only where the argument is).
+        gets copies of its examples (read-only where the argument is). A group's pass goes on
+        past a disagreement with the side more of its examples took (``GroupPass``) and
+        leaves the others as groups of their own; a pass whose results cannot be used (it
+        raised, or met a floating-point error) leaves every group it made (``_left_behind``).
 
         A group of one example, and every example still waiting once splitting stops paying,
         runs once per example instead (``_one_by_one``), on copies too, and joins the groups'
@@ -337,17 +340,18 @@ class VmapFunction:
             if probe is _NO_SPLIT:
                 return _NO_SPLIT
             per_example = (clock() - start) / k
-            groups.append((every[:k], probe))
+            groups.append((every[:k], probe, None))
         # (a stack: the examples that answered False go first, which leave a `while`, so that
-        # groups finish, and pay for later passes, early)
-        parts = [p for p in (every[k:][truth[k:]], every[k:][~truth[k:]]) if len(p)]
+        # groups finish, and pay for later passes, early; each with whether its pass may go on
+        # past a disagreement, ``GroupPass``)
+        parts = [(p, True) for p in (every[k:][truth[k:]], every[k:][~truth[k:]]) if len(p)]
         budget = max(_MIN_GROUPS, len(truth) // _EXAMPLES_PER_GROUP)
         alone = []  # the examples to run one by one
         passes = finished = 0
         spent = 0.0
         sub = leaves
         while parts:
-            part = parts.pop()
+            part, goes_on = parts.pop()
             if len(part) == 1 or passes >= budget or (passes >= _MIN_GROUPS and spent > (
                     per_example * (_SPLIT_SHARE * len(truth) + finished))):
                 alone.append(part)
@@ -356,22 +360,36 @@ class VmapFunction:
             sub = [_read_only(leaf) if ax is None else _examples(leaf, part, ax)
                    for leaf, ax in zip(leaves, axes)]
             first: list = []
+            group_pass = GroupPass() if goes_on else None
             start = clock()
             try:
-                out = self._vectorised(sub, axes, treedef, kwargs, len(part), offset, first)
-            except ControlFlowError as e:
-                if not first or e.level is not first[0] or e.truth is None:
+                out = self._vectorised(sub, axes, treedef, kwargs, len(part), offset, first,
+                                       group_pass)
+            except Exception as e:  # noqa: BLE001 -- the per-example run gives the loop's answer
+                if group_pass is not None and group_pass.active is not None:
+                    # it may be an example left behind that raised: each group on its own
+                    parts.extend(_left_behind(part, group_pass))
+                    continue
+                if type(e) is not ControlFlowError or not first or e.level is not first[0] \
+                        or e.truth is None:
                     return _NO_SPLIT
-                parts.extend(p for p in (part[e.truth], part[~e.truth]) if len(p))
+                parts.extend((p, True) for p in (part[e.truth], part[~e.truth]) if len(p))
                 continue
-            except Exception:  # noqa: BLE001 -- the per-example run gives the loop's answer
-                return _NO_SPLIT
             finally:
                 spent += clock() - start
             if first[0].saved:  # it wrote into its copies of the arguments
                 return _NO_SPLIT
-            groups.append((part, out))
-            finished += len(part)
+            rows = None
+            if group_pass is not None and group_pass.active is not None:
+                if group_pass.floating_error:
+                    parts.extend(_left_behind(part, group_pass))
+                    continue
+                rows = group_pass.active
+                parts.extend((part[g], True) for g in group_pass.left)
+            groups.append((part if rows is None else part[rows], out, rows))
+            done = len(part) if rows is None else len(rows)
+            if done > 1:  # (one example a pass finishes alone does not pay for the pass)
+                finished += done
         if not finished:  # every example alone: the plain per-example rerun, on the arguments
             return _NO_SPLIT
         if alone:
@@ -379,7 +397,7 @@ class VmapFunction:
             out = self._one_by_one(leaves, axes, treedef, kwargs, rest, offset, scope)
             if out is _NO_SPLIT:
                 return _NO_SPLIT
-            groups.append((rest, out))
+            groups.append((rest, out, None))
         merged = _merge_groups(groups, self.out_axes)
         if merged is _NO_SPLIT:
             return _NO_SPLIT
@@ -486,9 +504,11 @@ class VmapFunction:
                                "the loop does once per example", e)
         return self._per_example(leaves, axes, treedef, kwargs, size, offset, scope)
 
-    def _vectorised(self, leaves, axes, treedef, kwargs, size, offset, first=None):
+    def _vectorised(self, leaves, axes, treedef, kwargs, size, offset, first=None,
+                    group_pass=None):
         level = open_level(size, self.randomness, offset, VmapLevel)
         level.buffers = False  # the arrays f creates are buffers (batchtensor.buffers)
+        level.group_pass = group_pass
         conversions.enter()
         module = buffers.enter(self._module)
         if first is not None:
@@ -509,6 +529,8 @@ class VmapFunction:
                                          leaves, axes)
         finally:
             level.pass_frame = level.returned = None
+            if group_pass is not None:
+                group_pass.close()
             close_level(level)
             buffers.leave(module)
             conversions.leave()
@@ -815,11 +837,19 @@ def _leaf_out_axes(out_axes: Any, tree: Any, n: int) -> list:
     return broadcast_prefix(out_axes, tree, "out_axes", "output")
 
 
+def _left_behind(part: np.ndarray, group_pass: GroupPass) -> list:
+    """The groups of ``part`` that a ``GroupPass`` whose results cannot be used had split it
+    into, each to run on its own: the ones it left behind, and the one it still followed (on
+    a plain pass, which stops where its examples disagree)."""
+    return [(part[g], True) for g in group_pass.left] + [(part[group_pass.active], False)]
+
+
 def _merge_groups(groups: list, out_axes: Any) -> Any:
     """The groups' results (each batched along ``out_axes`` over its examples) as one result
     over every example, in their order; ``_NO_SPLIT`` where the groups' results do not line
-    up (another structure, a leaf that is no array, other shapes)."""
-    parts, outs = [g[0] for g in groups], [g[1] for g in groups]
+    up (another structure, a leaf that is no array, other shapes). A group is ``(its examples,
+    the result of its pass, the rows of that result that are theirs or None for all)``."""
+    parts, outs, rows = [g[0] for g in groups], [g[1] for g in groups], [g[2] for g in groups]
     size = sum(len(p) for p in parts)
     flat = [flatten(o) for o in outs]
     td = flat[0][1]
@@ -839,8 +869,8 @@ def _merge_groups(groups: list, out_axes: Any) -> Any:
         if any(f.shape[1:] != fronts[0].shape[1:] for f in fronts):
             return _NO_SPLIT
         out = np.empty((size,) + fronts[0].shape[1:], np.result_type(*column))
-        for part, f in zip(parts, fronts):
-            out[part] = f
+        for part, f, r in zip(parts, fronts, rows):
+            out[part] = f if r is None else f[r]
         merged.append(np.moveaxis(out, 0, ax % column[0].ndim))
     return unflatten(td, merged)
 

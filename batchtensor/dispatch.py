@@ -299,7 +299,9 @@ def ufunc_call(ufunc, method: str, inputs: tuple, kwargs: dict) -> Any:
 
 # ---- bool() -------------------------------------------------------------------------------------
 def truth_value(x: BatchedTensor) -> bool:
-    """``bool(x)``: the examples' common truth value; an error if they disagree."""
+    """``bool(x)``: the examples' common truth value; an error if they disagree, except in
+    a pass of vmap's groups (``Level.group_pass``), which answers for the examples it
+    follows."""
     x._level.check_alive()
     shape = x.shape
     if x.size != 1:
@@ -312,6 +314,10 @@ def truth_value(x: BatchedTensor) -> bool:
             "truth value from. Avoid Python control flow on batched values (use np.where)."
         )
     value = x._value
+    group_pass = x._level.group_pass
+    if group_pass is not None and group_pass.active is not None and type(value) is np.ndarray:
+        # only the examples the pass still follows answer (``GroupPass``)
+        return group_pass.answer(np.moveaxis(value, x._bdim, 0).reshape(n).astype(bool))
     all_true = bool(np.all(value))
     if all_true:
         return True
@@ -325,6 +331,8 @@ def truth_value(x: BatchedTensor) -> bool:
     )
     if type(value) is np.ndarray:  # each example's truth value (vmap splits the batch by it)
         e.truth = np.moveaxis(value, x._bdim, 0).reshape(n).astype(bool)
+        if group_pass is not None:
+            return group_pass.answer(e.truth)
     raise e
 
 

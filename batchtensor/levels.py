@@ -5,12 +5,14 @@ from __future__ import annotations
 import itertools
 import threading
 
+import numpy as np
+
 from .errors import EscapedBatchedTensorError
 
 __all__ = ["Level", "open_level", "close_level", "current_level", "active_levels",
            "random_scope", "current_session", "session_tick", "resume_session",
            "RandomSession", "memory_root", "is_input_memory", "note_write", "restore_inputs",
-           "rerun_hooks"]
+           "rerun_hooks", "GroupPass"]
 
 _ids = itertools.count(1)  # itertools.count is atomic under the GIL: ids are unique across threads
 
@@ -51,7 +53,7 @@ class Level:
 
     __slots__ = ("id", "size", "alive", "randomness", "offset", "like", "outermost",
                  "per_example", "ended_session", "inputs", "watches_writes", "saved",
-                 "buffers", "pass_frame", "returned", "__weakref__")
+                 "buffers", "pass_frame", "returned", "group_pass", "__weakref__")
 
     def __init__(self, size: int | None = None, randomness: str = "error", offset: int = 0):
         if randomness not in _RANDOMNESS:
@@ -83,6 +85,9 @@ class Level:
         # (``float(x)`` returned: ``tensor.returned_scalar``).
         self.pass_frame = None
         self.returned: dict | None = None
+        # A pass of vmap's groups that goes on with one side where its examples disagree
+        # at a bool() (``GroupPass``), or None: the disagreement raises.
+        self.group_pass: GroupPass | None = None
 
     def __repr__(self) -> str:
         state = "alive" if self.alive else "closed"
@@ -104,6 +109,61 @@ class Level:
                 f"{what} has batch size {size} but vmap level {self.id} has batch size "
                 f"{self.size}; every value batched at one level must have the same batch size"
             )
+
+
+class GroupPass:
+    """A pass of vmap's groups (``api.VmapFunction._split``) that goes on where its examples
+    disagree at a ``bool()``, instead of stopping there: the side more examples took is the
+    answer, and the others are left for passes of their own.
+
+    The pass keeps computing every example it started with; only the ``active`` ones (indices
+    into its batch; None: all) still follow the Python code it runs, and only theirs are its
+    results. The examples left behind at each disagreement (``left``) answered the other way:
+    from there on their values are those of a path they did not take, which no ``bool()``
+    reads. Such a value may hold what NumPy's floating-point checks stop at (``log`` of a
+    negative): those are watched from the first disagreement on (``floating_error``), and a
+    pass that met one is not used, since the loop would have warned or raised only for an
+    active example. A pass that raises is not used either (``api``: its groups run again)."""
+
+    __slots__ = ("active", "left", "floating_error", "_errstate")
+
+    def __init__(self) -> None:
+        self.active = None
+        self.left: list = []
+        self.floating_error = False
+        self._errstate = None
+
+    def answer(self, truth):
+        """``bool()`` of a value whose examples answer ``truth`` (a boolean per example)."""
+        active = np.arange(len(truth)) if self.active is None else self.active
+        said = truth[active]
+        yes = int(np.count_nonzero(said))
+        if yes in (0, len(said)):
+            return bool(yes)
+        side = 2 * yes >= len(said)
+        self.left.append(active[said != side])
+        self.active = active[said == side]
+        if self._errstate is None:
+            self._watch_floating_errors()
+        return side
+
+    def _watch_floating_errors(self) -> None:
+        """Where NumPy would warn, raise, call or log at a floating-point error, note it
+        instead (it may come from an example left behind), until ``close``. The settings are
+        this thread's (a context variable): the caller's come back at ``close``."""
+        old = np.geterr()
+        self._errstate = (old, np.geterrcall())
+        np.seterr(**{k: "ignore" if v == "ignore" else "call" for k, v in old.items()})
+        np.seterrcall(self._note_floating_error)
+
+    def _note_floating_error(self, kind: str, flag: int) -> None:
+        self.floating_error = True
+
+    def close(self) -> None:
+        if self._errstate is not None:
+            old, call = self._errstate
+            np.seterr(**old)
+            np.seterrcall(call)
 
 
 def memory_root(a):

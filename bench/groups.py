@@ -5,7 +5,9 @@ batch 10,000 (``--batch``):
 
 - an iterative solver (Newton's square root to a relative tolerance) whose examples converge
   after one of about ten step counts: ``bt.vmap`` runs the function again on each group of
-  examples that agree (``VmapFunction._split``), about twenty vectorised passes in all;
+  examples that agree (``VmapFunction._split``); a group's pass goes on with the examples that
+  keep iterating and leaves each group that stops for a pass of its own, about eleven
+  vectorised passes in all;
 - a function where every example takes a path of its own (fourteen ``if``s on the bits of
   its input): no group is worth a pass, so vmap gives up splitting after eight passes and
   reruns the function once per example.

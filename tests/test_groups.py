@@ -275,3 +275,137 @@ def test_an_example_alone_that_raises_raises_the_loops_error():
         loop_vmap(f)(n)
     with pytest.raises(ZeroDivisionError, match="6 steps"):
         _quiet(bt.vmap(f), n)
+
+
+# ---- a group's pass goes on with one side (GroupPass) -------------------------------------------
+def test_a_group_pass_goes_on_with_the_larger_side_and_each_left_group_runs_once():
+    """Where a group's examples disagree, its pass goes on with the side more of them took;
+    the others each get one pass of their own: six step counts cost six passes, where
+    starting every group over would cost two per step count (fewer than eight passes: no
+    time is measured against the loop's)."""
+    n = RNG.permutation(np.arange(200.0) % 6)
+    f, calls = counted(count_down)
+    with pytest.warns(bt.PerformanceWarning, match=GROUPS):
+        got = bt.vmap(f)(n)
+    assert_same(got, loop_vmap(count_down)(n))
+    # the first pass, 16 examples timed alone, the examples that stop at once, the pass
+    # that goes on, 4 groups left behind
+    assert len(calls) <= 1 + 16 + 1 + 1 + 4
+
+
+def split_first(x):
+    """A first ``if`` that splits the batch by the sign of the last element: the groups'
+    passes then meet the next disagreement, where they go on (the first pass stops at it)."""
+    if x.flat[-1] > 0:
+        return x + 0.0
+    return x * 1.0
+
+
+def log_batch(signs):
+    """Examples of 3 elements about 1, the last one's sign given per example (``signs[i][1]``)
+    and the first two times -2 where ``signs[i][0]`` is ``-`` (their sum is then negative)."""
+    xs = 1.0 + 0.1 * np.abs(RNG.normal(size=(len(signs), 3)))
+    xs[:, -1] *= [-1.0 if s[1] == "-" else 1.0 for s in signs]
+    xs[:, :2] *= np.array([[-2.0 if s[0] == "-" else 1.0] for s in signs])
+    return xs
+
+
+#: per example: the sign of its first two elements, then of its last; each group of the
+#: first split has more examples whose sum is positive
+SIGNS_TWICE = ["++", "++", "-+", "++", "-+", "++", "+-", "+-", "--", "+-", "+-", "--"]
+
+
+@pytest.mark.parametrize("mode", ["warn", "raise", "ignore"])
+def test_floating_point_errors_of_the_examples_left_behind_stay_unseen(mode):
+    """After the split the pass computes ``np.log`` of the sums of the examples that went the
+    other way too; NumPy's floating-point error for those is noted, not shown, and the pass not used:
+    the groups run again on their own, as the loop would, warning for none of them."""
+    def f(x):
+        x = split_first(x)
+        if x.sum() > 0:
+            return np.log(x.sum())
+        return x.sum()
+
+    xs = log_batch(SIGNS_TWICE)  # some go the other way and would meet log of a negative
+    before = np.geterr(), np.geterrcall()
+    with np.errstate(all=mode), warnings.catch_warnings(record=True) as seen:
+        warnings.simplefilter("always")
+        got = bt.vmap(f, fallback="silent")(xs)
+        assert (np.geterr(), np.geterrcall()) == (
+            {"divide": mode, "over": mode, "under": mode, "invalid": mode}, before[1])
+    assert not seen
+    assert (np.geterr(), np.geterrcall()) == before
+    assert_same(got, loop_vmap(f)(xs))
+
+
+def test_a_floating_point_error_of_an_example_followed_still_warns():
+    def f(x):
+        x = split_first(x)
+        if x.sum() >= 0:
+            return np.log(x.sum())
+        return x.sum()
+
+    xs = log_batch(SIGNS_TWICE)
+    xs[9] = [1.0, 1.0, -2.0]  # log(0): the loop warns for this example
+    with pytest.warns(RuntimeWarning, match="divide by zero"):
+        got = _quiet(bt.vmap(f), xs)
+    with pytest.warns(RuntimeWarning, match="divide by zero"):
+        assert_same(got, loop_vmap(f)(xs))
+    with np.errstate(divide="raise"), pytest.raises(FloatingPointError):
+        _quiet(bt.vmap(f), xs)
+
+
+def test_an_error_of_an_example_left_behind_does_not_stop_the_others():
+    """The examples left behind are singular: NumPy's inv raises for the whole batch, so
+    the groups run again on their own, and the loop's inverses come back."""
+    def f(m):
+        m = split_first(m)
+        if m[0, 0] > 0:
+            return np.linalg.inv(m)
+        return m * 0.0
+
+    ms = RNG.normal(size=(12, 2, 2)) * 0.1 + 3.0 * np.eye(2)
+    ms[6:, 1, 1] *= -1.0
+    ms[[2, 5, 7, 11]] = [[-1.0, 0.0], [0.0, 0.0]]
+    ms[[7, 11], 1, 1] = -1.0
+    assert_same(_quiet(bt.vmap(f), ms), loop_vmap(f)(ms))
+
+
+def newton_sqrt_rows(a):
+    """newton_sqrt of a vector until all of it converged."""
+    x = a
+    while (np.abs(x * x - a) > 1e-12 * a).any():
+        x = 0.5 * (x + a / x)
+    return x
+
+
+@pytest.mark.parametrize("layout", LAYOUTS)
+def test_a_solver_over_every_layout_partial_and_nested(layout):
+    a, ax = laid_out(10.0 ** RNG.uniform(-3, 3, size=(40, 3)), layout)
+    assert_same(_quiet(bt.vmap(newton_sqrt_rows, in_axes=ax), a),
+                loop_vmap(newton_sqrt_rows, ax)(a))
+    scale = np.array([1.0, 4.0, 9.0])
+
+    def scaled(a, s):
+        return newton_sqrt_rows(a * s)
+
+    assert_same(_quiet(bt.vmap(scaled, in_axes=(ax, None)), a, scale),
+                loop_vmap(scaled, (ax, None))(a, scale))
+    grid = 10.0 ** RNG.uniform(-3, 3, size=(4, 12))
+    assert_same(_quiet(bt.vmap(bt.vmap(newton_sqrt)), grid),
+                loop_vmap(loop_vmap(newton_sqrt))(grid))
+
+
+def test_solvers_on_eight_threads():
+    from loop_reference import on_threads
+
+    data = [10.0 ** RNG.uniform(-4, 4, size=300) for _ in range(8)]
+    before = np.geterr()
+
+    def run(i):
+        with np.errstate(invalid="raise"):
+            assert_same(_quiet(bt.vmap(newton_sqrt), data[i]), loop_vmap(newton_sqrt)(data[i]))
+            assert np.geterr()["invalid"] == "raise"
+
+    on_threads(run)
+    assert np.geterr() == before
