@@ -314,7 +314,8 @@ class VmapFunction:
         results. Splitting stops paying past ``max(8, size // 16)`` passes, or, past 8, once
         the passes took more than the examples that groups finished would have taken alone,
         plus a twentieth of what all of them would (the time per example of the first
-        ``min(16, size // 8)`` run alone, which go with the groups). Examples that each
+        ``min(16, size // 8)`` run alone, the second half of them timed, which go with the
+        groups). Examples that each
         take a path of their own finish no group, so they cost the rerun and at most 8
         passes or a twentieth more; a solver whose examples stop after one of a few step
         counts finishes a group every other pass, which pays for the next ones.
@@ -331,16 +332,20 @@ class VmapFunction:
         every = np.arange(len(truth))
         clock = time.perf_counter
         groups = []  # (the examples' indices, their result)
-        # what one example costs run alone (a few run, for a fixed cost spread over them)
+        # what one example costs run alone (a few run, for a fixed cost spread over them;
+        # the first half untimed: a process's first per-example run can cost tens of times
+        # the next, which would let splitting take that many times too long)
         k = min(_PROBE, len(truth) // _MIN_GROUPS)
         per_example = np.inf
-        if k:
+        for probe_part in (every[:k // 2], every[k // 2:k]):
+            if not len(probe_part):
+                continue
             start = clock()
-            probe = self._one_by_one(leaves, axes, treedef, kwargs, every[:k], offset, scope)
+            probe = self._one_by_one(leaves, axes, treedef, kwargs, probe_part, offset, scope)
             if probe is _NO_SPLIT:
                 return _NO_SPLIT
-            per_example = (clock() - start) / k
-            groups.append((every[:k], probe, None))
+            per_example = (clock() - start) / len(probe_part)
+            groups.append((probe_part, probe, None))
         # (a stack: the examples that answered False go first, which leave a `while`, so that
         # groups finish, and pay for later passes, early; each with whether its pass may go on
         # past a disagreement, ``GroupPass``)
@@ -368,7 +373,7 @@ class VmapFunction:
             except Exception as e:  # noqa: BLE001 -- the per-example run gives the loop's answer
                 if group_pass is not None and group_pass.active is not None:
                     # it may be an example left behind that raised: each group on its own
-                    parts.extend(_left_behind(part, group_pass))
+                    parts.extend(_left_behind(part, group_pass, e, first))
                     continue
                 if type(e) is not ControlFlowError or not first or e.level is not first[0] \
                         or e.truth is None:
@@ -382,7 +387,7 @@ class VmapFunction:
             rows = None
             if group_pass is not None and group_pass.active is not None:
                 if group_pass.floating_error:
-                    parts.extend(_left_behind(part, group_pass))
+                    parts.extend(_left_behind(part, group_pass, None, first))
                     continue
                 rows = group_pass.active
                 parts.extend((part[g], True) for g in group_pass.left)
@@ -837,11 +842,18 @@ def _leaf_out_axes(out_axes: Any, tree: Any, n: int) -> list:
     return broadcast_prefix(out_axes, tree, "out_axes", "output")
 
 
-def _left_behind(part: np.ndarray, group_pass: GroupPass) -> list:
+def _left_behind(part: np.ndarray, group_pass: GroupPass, e: BaseException | None,
+                 first: list) -> list:
     """The groups of ``part`` that a ``GroupPass`` whose results cannot be used had split it
-    into, each to run on its own: the ones it left behind, and the one it still followed (on
-    a plain pass, which stops where its examples disagree)."""
-    return [(part[g], True) for g in group_pass.left] + [(part[group_pass.active], False)]
+    into, each to run on its own: the ones it left behind, and the one it still followed,
+    split by ``e`` where that is its examples' disagreement (else on a plain pass, which
+    stops where its examples disagree)."""
+    groups = [(part[g], True) for g in group_pass.left]
+    active = group_pass.active
+    if type(e) is ControlFlowError and first and e.level is first[0] and e.truth is not None:
+        said = e.truth[active]
+        return groups + [(part[g], True) for g in (active[said], active[~said]) if len(g)]
+    return groups + [(part[active], False)]
 
 
 def _merge_groups(groups: list, out_axes: Any) -> Any:

@@ -15,7 +15,10 @@ of it in the layers.
 
 from __future__ import annotations
 
+import dis
+import functools
 import operator
+import sys
 from typing import Any
 
 import numpy as np
@@ -315,13 +318,19 @@ def truth_value(x: BatchedTensor) -> bool:
         )
     value = x._value
     group_pass = x._level.group_pass
-    if group_pass is not None and group_pass.active is not None and type(value) is np.ndarray:
+    if group_pass is not None and type(value) is np.ndarray:
         # only the examples the pass still follows answer (``GroupPass``)
-        return group_pass.answer(np.moveaxis(value, x._bdim, 0).reshape(n).astype(bool))
-    all_true = bool(np.all(value))
-    if all_true:
+        truth = np.moveaxis(value, x._bdim, 0).reshape(n).astype(bool)
+        agreed = group_pass.agreed(truth)
+        if agreed is not None:
+            return agreed
+        if not caught_on_the_way(x._level.pass_frame):
+            side = group_pass.follow(truth)
+            if side is not None:
+                return side
+    elif bool(np.all(value)):
         return True
-    if not bool(np.any(value)):
+    elif not bool(np.any(value)):
         return False
     e = ControlFlowError(
         "data-dependent control flow: bool() of a batched value is True for some examples and "
@@ -331,9 +340,68 @@ def truth_value(x: BatchedTensor) -> bool:
     )
     if type(value) is np.ndarray:  # each example's truth value (vmap splits the batch by it)
         e.truth = np.moveaxis(value, x._bdim, 0).reshape(n).astype(bool)
-        if group_pass is not None:
-            return group_pass.answer(e.truth)
     raise e
+
+
+def caught_on_the_way(stop) -> bool:
+    """Whether an exception raised here would meet an ``except`` (or a ``finally`` with a
+    body) in a frame outside batchtensor before the frame ``stop``: code that asks ``bool(x)``
+    inside a ``try`` may take another path where it raises (array-api-compat's
+    ``is_lazy_array`` does, for a value that refuses ``bool()``), as the first pass of vmap's
+    groups saw it do, so a group's pass raises there too rather than follow one side. Where
+    the exception table cannot be read (Python 3.10), yes."""
+    frame = sys._getframe(1)
+    while frame is not None and frame is not stop:
+        if not frame.f_globals.get("__name__", "").startswith("batchtensor") \
+                and _handled(frame.f_code, frame.f_lasti):
+            return True
+        frame = frame.f_back
+    return False
+
+
+def _handled(code, offset: int) -> bool:
+    """Whether an exception at ``offset`` of ``code`` reaches a handler that may keep it
+    (an ``except``, or a ``finally`` with a body), through ``with`` blocks, whose ``__exit__``
+    passes it on."""
+    handlers = _handlers(code)
+    if handlers is None:
+        return True
+    seen = set()
+    while offset not in seen:
+        seen.add(offset)
+        entry = next((h for h in handlers if h[0] <= offset < h[1]), None)
+        if entry is None:
+            return False
+        if entry[3] == "keeps":
+            return True
+        offset = entry[2]  # the handler passes it on: where does it go from there
+    return False
+
+
+@functools.lru_cache(maxsize=512)
+def _handlers(code) -> tuple | None:
+    """``code``'s exception table as ``(start, end, target, kind)``: kind ``"with"`` (a
+    ``with`` block's ``__exit__``), ``"passes"`` (a ``finally`` that only re-raises),
+    ``"cleanup"`` (the interpreter's, around a handler), ``"keeps"`` (any other)."""
+    try:
+        bytecode = dis.Bytecode(code)
+        entries = bytecode.exception_entries
+    except AttributeError:
+        return None
+    names = {i.offset: i.opname for i in bytecode}
+    table = []
+    for e in entries:
+        first, second = names.get(e.target), names.get(e.target + 2)
+        if first != "PUSH_EXC_INFO":
+            kind = "cleanup"
+        elif second == "WITH_EXCEPT_START":
+            kind = "with"
+        elif second == "RERAISE":
+            kind = "passes"
+        else:
+            kind = "keeps"
+        table.append((e.start, e.end, e.target, kind))
+    return tuple(table)
 
 
 def setitem(x: BatchedTensor, key: Any, value: Any) -> None:

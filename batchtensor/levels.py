@@ -133,14 +133,25 @@ class GroupPass:
         self.floating_error = False
         self._errstate = None
 
-    def answer(self, truth):
-        """``bool()`` of a value whose examples answer ``truth`` (a boolean per example)."""
+    def agreed(self, truth) -> bool | None:
+        """``bool()`` of a value whose examples answer ``truth`` (a boolean per example): the
+        answer of the examples the pass follows where they agree, else None."""
+        said = truth if self.active is None else truth[self.active]
+        yes = int(np.count_nonzero(said))
+        return bool(yes) if yes in (0, len(said)) else None
+
+    def follow(self, truth) -> bool | None:
+        """Where the examples the pass follows disagree at ``truth``: the side more of them
+        took, and the others left behind; None (the pass stops there) where that side holds
+        fewer than a sixteenth of the pass's examples: going on would compute all of them
+        for those few (examples that each take a path of their own would make every pass run
+        to its end)."""
         active = np.arange(len(truth)) if self.active is None else self.active
         said = truth[active]
         yes = int(np.count_nonzero(said))
-        if yes in (0, len(said)):
-            return bool(yes)
         side = 2 * yes >= len(said)
+        if (yes if side else len(said) - yes) < max(2, len(truth) // 16):
+            return None
         self.left.append(active[said != side])
         self.active = active[said == side]
         if self._errstate is None:

@@ -409,3 +409,81 @@ def test_solvers_on_eight_threads():
 
     on_threads(run)
     assert np.geterr() == before
+
+
+def probes_truth(x):
+    """Asks ``bool()`` inside a ``try``, as array-api-compat's ``is_lazy_array`` does, and
+    takes another path where it raises."""
+    x = split_first(x)
+    try:
+        lazy = not bool(x[0] > 0) and False
+    except Exception:  # noqa: BLE001
+        lazy = True
+    return x * 2.0 if lazy else x + x
+
+
+def test_a_truth_value_asked_inside_a_try_raises_in_a_group_pass_too():
+    """The first pass raised at such a ``bool()`` and the code went on (another path, the
+    same values); a group's pass raises there too rather than split its examples by it."""
+    xs = log_batch(SIGNS_TWICE)
+    f, calls = counted(probes_truth)
+    with pytest.warns(bt.PerformanceWarning, match=GROUPS):
+        got = bt.vmap(f)(xs)
+    assert_same(got, loop_vmap(probes_truth)(xs))
+    assert len(calls) == 1 + 1 + 2  # the first pass, one example timed alone, two groups
+
+
+@pytest.mark.parametrize("block", ["with", "finally", "except in the body"])
+def test_with_and_finally_blocks_pass_the_disagreement_on(block):
+    """A ``with`` block's ``__exit__`` and a ``finally`` pass an exception on: a group's pass
+    follows one side there."""
+    def f(x):
+        x = split_first(x)
+        if block == "with":
+            with np.errstate(over="ignore"):
+                if x.sum() > 0:
+                    return x.sum() * 2.0
+        elif block == "finally":
+            try:
+                if x.sum() > 0:
+                    return x.sum() * 2.0
+            finally:
+                pass
+        else:
+            try:
+                raise KeyError(block)
+            except KeyError:
+                if x.sum() > 0:
+                    return x.sum() * 2.0
+        return x.sum()
+
+    xs = log_batch(SIGNS_TWICE)
+    g, calls = counted(f)
+    got = _quiet(bt.vmap(g), xs)
+    assert_same(got, loop_vmap(f)(xs))
+    # the first pass, one example alone, two groups that each go on at the second `if`, and
+    # the examples they left, two groups
+    assert len(calls) == 1 + 1 + 2 + 2
+
+
+def test_a_group_pass_follows_the_larger_side_while_it_holds_a_sixteenth_of_its_examples():
+    from batchtensor.levels import GroupPass
+
+    p = GroupPass()
+    try:
+        truth = np.arange(64) < 40
+        assert p.agreed(truth) is None
+        assert p.follow(truth) is True  # 40 of 64 said yes
+        np.testing.assert_array_equal(p.active, np.arange(40))
+        np.testing.assert_array_equal(p.left[0], np.arange(40, 64))
+        assert p.agreed(np.arange(64) < 50) is True  # the 40 followed agree
+        assert p.follow(np.arange(64) < 5) is False  # 5 say yes, 35 no (of those 40)
+        np.testing.assert_array_equal(p.active, np.arange(5, 40))
+        np.testing.assert_array_equal(p.left[1], np.arange(5))
+        p.active = np.arange(5)  # say five were left
+        # 3 against 2: following 3 of the pass's 64 examples does not pay; nothing changes
+        assert p.follow(np.arange(64) >= 2) is None
+        np.testing.assert_array_equal(p.active, np.arange(5))
+        assert len(p.left) == 2
+    finally:
+        p.close()
