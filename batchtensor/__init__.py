@@ -20,6 +20,7 @@ from . import random
 from . import undispatched as _undispatched  # noqa: F401  (numpy's undispatched arguments)
 from . import numpy_random as _numpy_random  # noqa: F401  (numpy.random inside vmap)
 from .api import vmap, vmap_level
+from .explain import explain
 from .foreign import Primitive, batch_rule, primitive
 from .config import config
 from .errors import (BatchingError, EscapedBatchedTensorError, PerformanceWarning,
@@ -27,7 +28,7 @@ from .errors import (BatchingError, EscapedBatchedTensorError, PerformanceWarnin
 from .registry import decomposition
 from .tensor import BatchedTensor
 
-__all__ = ["vmap", "vmap_level", "BatchedTensor", "batch_rule", "primitive", "Primitive", "boxed",
+__all__ = ["vmap", "vmap_level", "explain", "BatchedTensor", "batch_rule", "primitive", "Primitive", "boxed",
            "decomposition",
            "random", "config", "PerformanceWarning", "BatchingError", "EscapedBatchedTensorError",
            "SharedWriteError"]

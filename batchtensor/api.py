@@ -24,7 +24,7 @@ from .levels import (GroupPass, Level, close_level, open_level, random_scope, re
                      resume_session, session_tick)
 from .numpy_random import stream_argument
 from .pytree import LEAF, broadcast_prefix, flatten, keystr, leaf_paths, unflatten
-from .registry import is_physical_type
+from .registry import RECORDERS, is_physical_type
 from .rules.ragged import is_ragged
 from .tensor import BatchedTensor, is_plain_array, new_batched, plain_array, take_returned
 
@@ -946,9 +946,12 @@ def _warn_rerun(func, reason: str, e: BaseException, split: int = 0) -> None:
     is the same on every call from one place, so Python's warning filters show it once per
     place by default. ``split``: the function ran again on that many groups of examples that
     agree, each vectorised, instead of once per example."""
+    where = user_line(e)
+    for log in RECORDERS:  # bt.explain's
+        if type(log) is not list:
+            log.whole_function(_func_name(func), reason, where, split)
     if config.fallback != "warn":
         return
-    where = user_line(e)
     how = ("runs again on each group of examples that take the same branches, vectorised, "
            "and the groups' results are put back in order: correct, a few passes" if split else
            "reruns once per example and the results are stacked: correct, as slow as a Python "

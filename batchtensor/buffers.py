@@ -461,7 +461,11 @@ def module_of(func: Any) -> dict | None:
     for _ in range(4):
         g = getattr(func, "__globals__", None)
         if type(g) is dict:
-            return None if str(g.get("__name__", "")).startswith(_NOT_SWAPPED) else g
+            name = str(g.get("__name__", ""))
+            # (a doctest's globals are a copy of its module's, under its name: user code)
+            own = name.startswith(_NOT_SWAPPED) and getattr(sys.modules.get(name), "__dict__",
+                                                            None) is g
+            return None if own else g
         func = getattr(func, "func", None) or getattr(func, "__func__", None) \
             or getattr(type(func), "__call__", None)
         if func is None:

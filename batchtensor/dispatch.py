@@ -82,7 +82,7 @@ def function_call(op, args: tuple, kwargs: dict, like: Any = None) -> Any:
 def _run_entry(op, entry, args: tuple, kwargs: dict, level) -> Any:
     """The registered rule, boxed kind or decomposition of ``op`` (the loop if none)."""
     if entry is None:
-        return _loop(op, args, kwargs, level)
+        return _loop(op, args, kwargs, level, note=_NO_ENTRY)
     kind = entry.kind
     if kind is Path.DECOMPOSITION:
         if RECORDERS:
@@ -94,7 +94,7 @@ def _run_entry(op, entry, args: tuple, kwargs: dict, level) -> Any:
         binder = entry.binder
         values, extra, extra_kw = binder.bind(args, kwargs)
         if _needs_loop(binder, binder.params, values, extra, extra_kw, level):
-            return _loop(op, args, kwargs, level)
+            return _loop(op, args, kwargs, level, note=_NOT_UNWRAPPED)
     if RECORDERS:
         record(op, kind)
     try:
@@ -103,9 +103,9 @@ def _run_entry(op, entry, args: tuple, kwargs: dict, level) -> Any:
         if kind is Path.BOXED:
             return entry.fn(entry, level, values, extra, extra_kw)
         return wrap_result(_call_rule(entry, level, values, extra, extra_kw), level)
-    except LoopFallback:
+    except LoopFallback as e:
         if RECORDERS:
-            record(op, Path.LOOP)
+            record(op, Path.LOOP, str(e))
         return _loop(op, args, kwargs, level, recorded=True)
     except (DataDependentError, SharedWriteError) as e:
         if e.level is None:
@@ -215,9 +215,15 @@ def _call_rule(entry, level, values, extra, extra_kw):
     return entry.fn(*call, **kw)
 
 
-def _loop(op, args, kwargs, level, recorded: bool = False):
+#: why the per-op loop served a call (``bt.explain``), besides a rule's own LoopFallback
+_NO_ENTRY = "no batch rule, boxed kind or decomposition is registered for this op"
+_NOT_UNWRAPPED = ("a batched value sits in an argument that the op's rule takes as a plain "
+                  "value (a shape, a count, an option)")
+
+
+def _loop(op, args, kwargs, level, recorded: bool = False, note: str = _NO_ENTRY):
     if not recorded and RECORDERS:
-        record(op, Path.LOOP)
+        record(op, Path.LOOP, note)
     return slots.loop_call(PER_EXAMPLE.get(op, op), args, kwargs, level)
 
 
@@ -292,11 +298,11 @@ def ufunc_call(ufunc, method: str, inputs: tuple, kwargs: dict) -> Any:
             if e.targets is None:
                 e.targets = out or (inputs[:1] if method == "at" else ())
         raise
-    except LoopFallback:
+    except LoopFallback as e:
         op = getattr(ufunc, method) if method != "__call__" else ufunc
         level = scan_level(kwargs, scan_level(inputs))
         if RECORDERS:
-            record(op, Path.LOOP)
+            record(op, Path.LOOP, str(e))
         return _loop(op, inputs, kwargs, level, recorded=True)
 
 

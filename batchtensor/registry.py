@@ -379,9 +379,13 @@ def record_paths() -> Iterator[list]:
         RECORDERS.remove(log)
 
 
-def record(op, path: Path) -> None:
+def record(op, path: Path, note: str | None = None) -> None:
+    """Log ``(op, path)`` in every open log; a log that keeps more (``bt.explain``'s) also
+    gets ``note``, why the per-op loop served a call."""
     for log in RECORDERS:
         log.append((op, path))
+        if type(log) is not list:
+            log.noted(note)
 
 
 # ---- physical array types -----------------------------------------------------------------------
