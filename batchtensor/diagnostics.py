@@ -75,10 +75,13 @@ def _holds_batched_sequence(f, batched_type: type) -> bool:
 
 
 def user_stacklevel() -> int:
-    """``stacklevel`` for ``warnings.warn`` called in batchtensor: the first frame outside it."""
+    """``stacklevel`` for ``warnings.warn`` called in batchtensor: the first frame outside it
+    and NumPy (NumPy's Python functions call others that reach batchtensor: ``np.median`` of
+    a batched value calls ``np.partition``), the user's line; if none, the outermost frame."""
     level = 1
     f = sys._getframe(1)
-    while f is not None and _inside(f.f_code.co_filename, _PKG):
+    while f.f_back is not None and (_inside(f.f_code.co_filename, _PKG)
+                                    or _inside(f.f_code.co_filename, _NUMPY)):
         f = f.f_back
         level += 1
     return level

@@ -284,3 +284,30 @@ def test_sliding_window_view_is_a_read_only_view_as_in_numpy():
     want = np.stack([windows(x) for x in b])
     np.testing.assert_array_equal(got, want)
     np.testing.assert_array_equal(a, b)
+
+
+def test_slow_path_warnings_point_at_the_users_line():
+    """The per-op loop's warning and the whole-function rerun's name the user's file and line,
+    not batchtensor's or NumPy's (np.median, NumPy's Python code, calls the op that loops)."""
+    import sys
+
+    reset_warnings()  # (each op's loop warning is shown once a process)
+    xs = np.array([[0.0, 1.0, -1.0], [-2.0, -2.0, 3.0]])
+
+    def first_positive(x):
+        return np.where(x > 0)[0][:1]  # one-argument np.where: the per-op loop
+
+    def scaled(x):
+        return np.full(2, float(x.sum()))  # float(): the rerun
+
+    lines = {}
+    for f in (first_positive, scaled):
+        with warnings.catch_warnings(record=True) as seen:
+            warnings.simplefilter("always")
+            lines[f.__name__] = sys._getframe().f_lineno + 1
+            bt.vmap(f)(xs)
+        (w,) = [w for w in seen if issubclass(w.category, bt.PerformanceWarning)]
+        assert w.filename == __file__
+        want = (f.__code__.co_firstlineno + 1 if f is first_positive
+                else lines[f.__name__])  # the loop: f's line; the rerun: the vmap call's
+        assert w.lineno == want, (f.__name__, w.lineno, want)

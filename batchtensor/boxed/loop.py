@@ -8,6 +8,7 @@ from typing import Any
 import numpy as np
 
 from ..config import config
+from ..diagnostics import user_stacklevel
 from ..errors import (BatchingError, DataDependentError, PerformanceWarning,
                       SharedWriteError, unbatched_out_error)
 from ..pytree import flatten, unflatten
@@ -83,7 +84,7 @@ def _announce(op, name: str) -> None:
                 f"{name} has no batch rule for these arguments: it runs once per example through "
                 f"the slow loop fallback. Set bt.config.fallback = 'silent' to hide this warning.",
                 PerformanceWarning,
-                stacklevel=4,
+                stacklevel=user_stacklevel(),
             )
 
 
