@@ -510,7 +510,11 @@ def _stand_in_for(value: Any) -> Any:
 #: module when the outermost level opens and closes); outside a pass, on any thread, the
 #: replacement calls the namespace's own function.
 _NAMESPACE_MAKERS = ("empty", "zeros", "ones", "full", "eye", "arange", "empty_like",
-                     "zeros_like", "ones_like", "full_like")
+                     "zeros_like", "ones_like", "full_like", "asarray")
+#: the namespace's ``asarray`` of plain data that is not an array already (``clip``'s bounds:
+#: ``b = xp.asarray(max)``, then ``out[m] = b[m]`` with a batched ``m``) makes a buffer, as
+#: ``np.array`` of plain data in the function's module does; of an array, that array
+_MAKER_NAMED["asarray"] = _copy_maker(conversions.replacement("asarray"))
 _NAMESPACE_SUFFIX = "array_api_compat.numpy"
 _namespaces_found: set = set()  # the names of the namespace modules intercepted
 

@@ -13,6 +13,7 @@ hot path) and ``scalar_per_example`` (whether an example is a NumPy scalar or a 
 
 from __future__ import annotations
 
+import importlib
 import itertools
 import math
 import operator
@@ -642,7 +643,10 @@ class BatchedTensor:
         return self._value.__dlpack_device__()
 
     def __array_namespace__(self, *, api_version=None):
-        return self._value.__array_namespace__(api_version=api_version)
+        ns = self._value.__array_namespace__(api_version=api_version)
+        if ns is np:
+            return _compat_namespace(sys._getframe(1)) or ns
+        return ns
 
     @property
     def __array_priority__(self) -> float:
@@ -972,6 +976,25 @@ def plain_array(x: np.ndarray, what: str) -> np.ndarray:
         f"because a subclass's own behaviour (units, masks, fields as attributes...) would not "
         f"carry over to the slices of a batch. Pass x.view(np.ndarray) to batch its data as a "
         f"plain array.")
+
+
+def _compat_namespace(frame) -> Any:
+    """Where array-api-compat's ``array_namespace`` asks a NumPy-backed value for its
+    namespace (``frame``: the caller of ``__array_namespace__``): the namespace that copy of
+    array-api-compat gives a NumPy array, its ``numpy`` wrapper, unless the call asked for
+    NumPy itself (``use_compat=False``). It tells a NumPy array by ``type(x)``, which a
+    BatchedTensor is not, and the loop's examples are NumPy arrays: the same namespace keeps
+    the library on the loop's code (its ``clip`` makes its result with the wrapper's
+    ``empty``, which vmap sees; SciPy and scikit-learn each vendor a copy). None elsewhere."""
+    name = frame.f_globals.get("__name__", "")
+    at = name.find("array_api_compat")
+    if at < 0 or frame.f_locals.get("use_compat") is False:
+        return None
+    root = name[:at] + "array_api_compat"
+    try:
+        return importlib.import_module(root + ".numpy")
+    except ImportError:
+        return None
 
 
 def is_plain_array(x: Any) -> bool:

@@ -14,7 +14,7 @@ from numpy import zeros as imported_zeros
 
 import batchtensor as bt
 from batchtensor import buffers, conversions
-from loop_reference import LAYOUTS, assert_same, laid_out, loop_vmap
+from loop_reference import LAYOUTS, assert_same, laid_out, loop_vmap, vectorised
 
 RNG = np.random.default_rng(11)
 X = RNG.normal(size=(5, 4))
@@ -366,3 +366,63 @@ def test_a_reshaped_buffer_reads_with_a_batched_mask_and_is_never_promoted():
     with pytest.warns(bt.PerformanceWarning, match="reruns once per example"):
         got = bt.vmap(writes)(xs[:, 0])
     np.testing.assert_array_equal(got, np.stack([writes(x) for x in xs[:, 0]]))
+
+
+COMPAT = ["sklearn.externals.array_api_compat", "scipy._lib.array_api_compat"]
+
+
+def _compat(name):
+    import importlib
+
+    try:
+        return importlib.import_module(name)
+    except ImportError:
+        pytest.skip(f"{name} is not installed (scikit-learn / SciPy, test extras)")
+
+
+@pytest.mark.parametrize("name", COMPAT)
+def test_array_namespace_of_a_batched_value_is_the_one_of_its_examples(name):
+    """array-api-compat tells a NumPy array by ``type(x)``: a batched value answers
+    ``__array_namespace__`` with that copy's NumPy wrapper, as its examples get (NumPy itself
+    where the call asks for it with ``use_compat=False``)."""
+    compat = _compat(name)
+    seen = []
+
+    def f(x):
+        seen.append((compat.array_namespace(x), compat.array_namespace(x, use_compat=False)))
+        return x
+
+    x = RNG.normal(size=(3, 4))
+    bt.vmap(f, fallback="error")(x)
+    f(x[0])
+    assert seen[0] == seen[1] == (_compat(name + ".numpy"), np)
+
+
+@pytest.mark.parametrize("name", COMPAT)
+@pytest.mark.parametrize("bounds", [(None, 0.5), (-0.5, None), (-0.5, 0.5)])
+def test_array_api_compat_clip_is_vectorised(name, bounds):
+    """Its ``clip`` makes the result with the wrapper's ``empty`` and the bounds with its
+    ``asarray``, then writes ``out[m] = b[m]`` with a batched ``m``: buffers both."""
+    xp = _compat(name + ".numpy")
+
+    def f(x):
+        return xp.clip(x, *bounds)
+
+    xs = RNG.normal(size=(5, 4))
+    xs[1, 2] = np.nan
+    vectorised(f, xs)
+    vectorised(f, np.asfortranarray(xs.T), in_axes=1)
+
+
+@pytest.mark.parametrize("name", COMPAT)
+def test_array_api_compat_asarray_of_an_array_is_that_array(name):
+    xp = _compat(name + ".numpy")
+
+    def f(x, w):
+        assert xp.asarray(w) is w  # no copy, as in the loop: not a buffer
+        made = xp.asarray([1.0, 2.0, 3.0])  # new: a buffer, batched at its first batched write
+        made[1] = x[0]
+        return made * w
+
+    xs, w = RNG.normal(size=(4, 3)), RNG.normal(size=3)
+    vectorised(f, xs, w, in_axes=(0, None))
