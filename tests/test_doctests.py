@@ -43,8 +43,16 @@ def _docstring_examples() -> list:
 
 @pytest.mark.parametrize("test", _docstring_examples())
 def test_docstring_example(test):
+    from batchtensor.foreign import forget
+    from batchtensor.registry import REGISTRY
+
     runner = doctest.DocTestRunner(optionflags=doctest.ELLIPSIS | doctest.NORMALIZE_WHITESPACE)
-    with warnings.catch_warnings():
-        warnings.simplefilter("error")  # an example that warns says less than it shows
-        result = runner.run(test, out=lambda s: pytest.fail(s, pytrace=False))
+    before = set(REGISTRY)
+    try:
+        with warnings.catch_warnings():
+            warnings.simplefilter("error")  # an example that warns says less than it shows
+            result = runner.run(test, out=lambda s: pytest.fail(s, pytrace=False))
+    finally:  # a rule an example registers (bt.batch_rule(scipy.signal.medfilt)) goes again
+        for op in set(REGISTRY) - before:
+            forget(op)
     assert result.failed == 0
