@@ -21,7 +21,10 @@ __all__ = ["user_site", "conversion_message", "user_stacklevel", "user_line",
 
 _PKG = os.path.dirname(os.path.abspath(__file__))
 _NUMPY = os.path.dirname(os.path.abspath(np.__file__))
-_STORE = dis.opmap.get("STORE_SUBSCR")
+#: the opcodes of ``target[key] = value``, with the number of stack values the key takes
+#: (Python 3.12 compiles ``a[i:j] = v`` to STORE_SLICE, the slice's bounds two values)
+_STORES = {dis.opmap[name]: keys for name, keys in (("STORE_SUBSCR", 1), ("STORE_SLICE", 2))
+           if name in dis.opmap}
 
 _HELP = (
     "Converting would drop the batch axis (every example would see the whole batch). "
@@ -133,11 +136,11 @@ def user_store(exc: BaseException) -> str | None:
     tb = exc.__traceback__
     while tb is not None and tb.tb_next is not None:
         tb = tb.tb_next
-    if tb is None or _STORE is None:
+    if tb is None:
         return None
     f = tb.tb_frame
     fn = f.f_code.co_filename
-    if _inside(fn, _PKG) or _inside(fn, _NUMPY) or f.f_code.co_code[tb.tb_lasti] != _STORE:
+    if _inside(fn, _PKG) or _inside(fn, _NUMPY) or f.f_code.co_code[tb.tb_lasti] not in _STORES:
         return None
     return _where(f)
 
@@ -161,24 +164,29 @@ _store_names: dict = {}  # (code, offset of a STORE_SUBSCR) -> _subscripted_name
 
 
 def _subscripted_name(code: Any, offset: int) -> str | None:
-    """The variable the STORE_SUBSCR at ``offset`` subscripts: walk back over the key's
-    instructions."""
+    """The variable the store at ``offset`` (``_STORES``) subscripts: walk back over the
+    key's instructions."""
     try:
         instrs = list(dis.get_instructions(code))
         i = next(k for k, ins in enumerate(instrs) if ins.offset == offset)
-        need = 1  # the key: one value on the stack
+        need = _STORES[instrs[i].opcode]  # the key's values on the stack
         i -= 1
         while i >= 0 and need > 0:
             ins = instrs[i]
             arg = ins.arg if ins.opcode >= dis.HAVE_ARGUMENT else None
             need -= dis.stack_effect(ins.opcode, arg)
+            if need == -1 and ins.opname == "LOAD_FAST_LOAD_FAST":
+                return ins.argval[0]  # Python 3.13 loads `a` and `k` of `a[k]` in one
             i -= 1
-    except (StopIteration, ValueError):
+    except (StopIteration, ValueError, KeyError):
         return None
     if need != 0 or i < 0:
         return None
     ins = instrs[i]
-    if ins.opname in ("LOAD_FAST", "LOAD_NAME", "LOAD_GLOBAL", "LOAD_DEREF", "LOAD_CLOSURE"):
+    if ins.opname == "LOAD_FAST_LOAD_FAST":
+        return ins.argval[1]  # (Python 3.13: `v` and `a` of `a[0] = v` in one)
+    if ins.opname in ("LOAD_FAST", "LOAD_FAST_CHECK", "LOAD_FAST_BORROW", "LOAD_NAME",
+                      "LOAD_GLOBAL", "LOAD_DEREF", "LOAD_CLOSURE"):
         return ins.argval
     return None
 
@@ -205,7 +213,7 @@ def conversion_message(what: str, batched_type: type, depth: int = 2) -> tuple[s
     numpy_funcs = [getattr(g.f_code, "co_qualname", g.f_code.co_name) for g in numpy_frames]
     if f is None:
         return f"{what} on a BatchedTensor is not allowed. {_HELP}", None
-    if not numpy_funcs and _STORE is not None and f.f_code.co_code[f.f_lasti] == _STORE:
+    if not numpy_funcs and f.f_code.co_code[f.f_lasti] in _STORES:
         target, array = _store_target(f)
         target = target or "the target"
         return (

@@ -404,6 +404,10 @@ class BatchedTensor:
     def data(self) -> memoryview:
         return self._example_or_refuse("The memory (.data)").data
 
+    def __buffer__(self, flags: int) -> memoryview:
+        """``memoryview(x)`` (the buffer protocol of Python 3.12): one example's memory."""
+        return memoryview(self._example_or_refuse("The buffer (memoryview)"))
+
     def __format__(self, spec: str) -> str:
         if not spec:
             return str(self)
@@ -807,6 +811,8 @@ CONVERSIONS: dict[str, str] = {
     "data": "The memory (.data)", "__format__": "format()",
     "__reduce__": _PICKLE, "__reduce_ex__": _PICKLE, "__hash__": "hash() of a NumPy scalar",
 }
+if hasattr(np.ndarray, "__buffer__"):  # Python 3.12's buffer protocol in Python: memoryview(x)
+    CONVERSIONS["__buffer__"] = "The buffer (memoryview)"
 
 
 def _refusal(name: str, why: str) -> property:

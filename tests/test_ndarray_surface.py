@@ -137,6 +137,11 @@ CONVERT = {  # name -> a use per example whose result is an array, and the conve
 }
 
 
+if hasattr(np.ndarray, "__buffer__"):  # Python 3.12 and later: memoryview(x) calls it
+    CONVERT["__buffer__"] = (lambda x: np.frombuffer(memoryview(x), dtype=x.dtype),
+                             "memoryview")
+
+
 def _tofile(x, tmp_path):
     path = tmp_path / "example.bin"
     x.tofile(path)

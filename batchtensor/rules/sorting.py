@@ -45,15 +45,17 @@ _argsort_apply = _along_axis(np.argsort, zero_d_is_1d=True)
 
 
 @batch_rule(np.sort)
-def sort_rule(a, a_bdim, axis=-1, kind=None, order=None, *, stable=None):
+def sort_rule(a, a_bdim, axis=-1, kind=None, order=None, *, stable=None, **later):
+    # (``later``: keywords of NumPy versions after 2.4, ``descending=`` of 2.5, which go to
+    # NumPy's own sort along the example's axis as they are)
     return _sort_apply(a, a_bdim, axis, lambda x, ax: np.sort(x, axis=ax, kind=kind, order=order,
-                                                              stable=stable))
+                                                              stable=stable, **later))
 
 
 @batch_rule(np.argsort)
-def argsort_rule(a, a_bdim, axis=-1, kind=None, order=None, *, stable=None):
+def argsort_rule(a, a_bdim, axis=-1, kind=None, order=None, *, stable=None, **later):
     return _argsort_apply(a, a_bdim, axis, lambda x, ax: np.argsort(
-        x, axis=ax, kind=kind, order=order, stable=stable))
+        x, axis=ax, kind=kind, order=order, stable=stable, **later))
 
 
 @batch_rule(np.partition)

@@ -393,7 +393,7 @@ def sliding_window_view_rule(x, x_bdim, window_shape, axis=None, *, subok=False,
 
 
 @batch_rule(stride_tricks.as_strided)
-def as_strided_rule(x, x_bdim, shape=None, strides=None, subok=False, writeable=True):
+def as_strided_rule(x, x_bdim, shape=None, strides=None, subok=False, writeable=True, **later):
     """Every example's view at once: the batch axis in front with its own stride, then the
     example's ``shape`` and ``strides``, which code computes from ``x.strides`` (one example's,
     as the loop sees them). That is the loop's view where the batch holds each example in the
@@ -422,8 +422,10 @@ def as_strided_rule(x, x_bdim, shape=None, strides=None, subok=False, writeable=
     if len(shape) != len(strides):
         raise ValueError("mismatch in length of strides and shape")
     v = move_bdim_to_front(x, x_bdim)
+    # (``later``: keywords of NumPy versions after 2.4, ``check_bounds=`` of 2.5, which NumPy
+    # checks on the whole batch's view)
     return stride_tricks.as_strided(v, (v.shape[0],) + shape, (found[1][x_bdim],) + strides,
-                                    subok=subok, writeable=writeable), 0
+                                    subok=subok, writeable=writeable, **later), 0
 
 
 def broadcast_examples(values, bdims, shape: tuple, n: int, subok=False) -> list:
