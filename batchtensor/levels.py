@@ -163,18 +163,22 @@ class GroupPass:
         instead (it may come from an example left behind), until ``close``. The settings are
         this thread's (a context variable): the caller's come back at ``close``."""
         old = np.geterr()
-        self._errstate = (old, np.geterrcall())
-        np.seterr(**{k: "ignore" if v == "ignore" else "call" for k, v in old.items()})
+        watch = {k: "ignore" if v == "ignore" else "call" for k, v in old.items()}
+        self._errstate = (old, np.geterrcall(), watch)
+        np.seterr(**watch)
         np.seterrcall(self._note_floating_error)
 
     def _note_floating_error(self, kind: str, flag: int) -> None:
         self.floating_error = True
 
     def close(self) -> None:
+        """The caller's floating-point settings back, unless the function set others since
+        (``np.seterr`` in ``f`` lasts beyond it, as in the loop)."""
         if self._errstate is not None:
-            old, call = self._errstate
-            np.seterr(**old)
-            np.seterrcall(call)
+            old, call, watch = self._errstate
+            if np.geterr() == watch and np.geterrcall() == self._note_floating_error:
+                np.seterr(**old)
+                np.seterrcall(call)
 
 
 def memory_root(a):

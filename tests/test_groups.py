@@ -487,3 +487,23 @@ def test_a_group_pass_follows_the_larger_side_while_it_holds_a_sixteenth_of_its_
         assert len(p.left) == 2
     finally:
         p.close()
+
+
+def test_floating_point_settings_the_function_sets_last_beyond_it():
+    """``np.seterr`` inside ``f`` (not a ``with`` block) lasts after it, as in the loop: a
+    group's pass puts the caller's settings back only where ``f`` left its own in place."""
+    def f(x):
+        x = split_first(x)
+        if x.sum() > 0:
+            np.seterr(under="warn")
+            return x.sum()
+        return -x.sum()
+
+    xs = log_batch(["--"] + SIGNS_TWICE[1:])  # (example 0, run alone first, sets nothing)
+    with np.errstate(all="ignore"):
+        loop_vmap(f)(xs)
+        want = np.geterr()
+    with np.errstate(all="ignore"):
+        got = _quiet(bt.vmap(f), xs)
+        assert np.geterr() == want == {**want, "under": "warn"}
+    assert_same(got, loop_vmap(f)(xs))
