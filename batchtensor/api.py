@@ -311,14 +311,14 @@ class VmapFunction:
 
         A group of one example, and every example still waiting once splitting stops paying,
         runs once per example instead (``_one_by_one``), on copies too, and joins the groups'
-        results. Splitting stops paying past ``max(8, size // 16)`` passes, or, past 8, once
-        the passes took more than the examples that groups finished would have taken alone,
-        plus a twentieth of what all of them would (the time per example of the first
-        ``min(16, size // 8)`` run alone, the second half of them timed, which go with the
-        groups). Examples that each
-        take a path of their own finish no group, so they cost the rerun and at most 8
-        passes or a twentieth more; a solver whose examples stop after one of a few step
-        counts finishes a group every other pass, which pays for the next ones.
+        results. Splitting stops paying past ``max(8, size // 16)`` passes, or, past 8 (or
+        before, while no group of two or more has finished), once the passes took more than
+        the examples that groups finished would have taken alone, plus a twentieth of what
+        all of them would (the time per example of the first ``min(16, size // 8)`` run
+        alone, the second half of them timed, which go with the groups). Examples that each
+        take a path of their own finish no group, so they cost the rerun and a twentieth
+        more; a solver whose examples stop after one of a few step counts finishes a group
+        in every pass, which pays for the next ones.
 
         ``_NO_SPLIT`` where that cannot give the loop's result or gains nothing: randomness
         other than "error" (each example's draws are keyed by its index), a group that needs a
@@ -357,8 +357,9 @@ class VmapFunction:
         sub = leaves
         while parts:
             part, goes_on = parts.pop()
-            if len(part) == 1 or passes >= budget or (passes >= _MIN_GROUPS and spent > (
-                    per_example * (_SPLIT_SHARE * len(truth) + finished))):
+            if len(part) == 1 or passes >= budget or (
+                    (passes >= _MIN_GROUPS or not finished)
+                    and spent > per_example * (_SPLIT_SHARE * len(truth) + finished)):
                 alone.append(part)
                 continue
             passes += 1
@@ -588,8 +589,9 @@ class VmapFunction:
     def _stack(self, outs: list):
         """The examples' results stacked along their out axes, as the loop's ``np.stack``;
         an ``out_axes=None`` output is the first example's."""
-        if type(self.out_axes) is int and all(type(o) is np.ndarray or isinstance(o, _SCALARS)
-                                              for o in outs):
+        kinds = set(map(type, outs))  # (one look per type, not per example: B may be 10^4)
+        if type(self.out_axes) is int and all(t is np.ndarray or issubclass(t, _SCALARS)
+                                              for t in kinds):
             outs = [outs]  # one array or scalar per example (the common case): no pytree walk
             first, td = [outs[0][0]], None
             columns = outs
@@ -606,8 +608,9 @@ class VmapFunction:
                 continue
             # masked examples keep their masks (np.stack keeps only the data; the data is the
             # same either way): docs/semantics.md, "Masked arrays"
-            stack = np.ma.stack if any(isinstance(c, np.ma.MaskedArray) for c in col) \
-                else np.stack
+            masked = any(issubclass(t, np.ma.MaskedArray)
+                         for t in (kinds if columns is outs else set(map(type, col))))
+            stack = np.ma.stack if masked else np.stack
             try:
                 stacked.append(stack(col, axis=ax))
             except ValueError as e:
