@@ -9,8 +9,8 @@ batch 10,000 (``--batch``):
   keep iterating and leaves each group that stops for a pass of its own, about eleven
   vectorised passes in all;
 - a function where every example takes a path of its own (fourteen ``if``s on the bits of
-  its input): no group is worth a pass, so vmap gives up splitting after eight passes and
-  reruns the function once per example.
+  its input): no group is worth a pass, so vmap gives up splitting once the passes took a
+  twentieth of the loop's time and reruns the function once per example.
 
 Methods, interleaved in one run, medians of repeats, ratios to the loop within the run only:
 ``loop`` (``np.stack([f(x) for x in xs])``, the reference), ``bt.vmap`` (``fallback="silent"``),

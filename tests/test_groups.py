@@ -234,9 +234,9 @@ def test_examples_alone_in_their_path_run_one_by_one_beside_the_groups():
 
 
 def test_every_example_on_its_own_path_gives_up_splitting_early():
-    """No group finishes in the first passes: after 8 of them (they took more than a tenth
-    of the loop's time here) the rest runs per example on the caller's arrays, as the plain
-    rerun, not one pass per example's path."""
+    """No group finishes in the first passes: once they took a twentieth of the loop's time
+    (at most max(8, 200 // 16) of them) the rest runs per example on the caller's arrays, as
+    the plain rerun, not one pass per example's path."""
     n = np.arange(200.0)
     f, calls = counted(count_down)
     with pytest.warns(bt.PerformanceWarning, match=PER_EXAMPLE):
