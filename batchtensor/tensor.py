@@ -124,6 +124,14 @@ class BatchedTensor:
                                  "`.reshape()` to make a copy with the desired shape.") from None
         self._value, self._bdim = res._value, res._bdim
 
+    def _set_shape(self, shape) -> None:
+        """NumPy 2.5's ``x._set_shape(s)``, which ``x.shape = s`` (deprecated there) does."""
+        BatchedTensor.shape.fset(self, shape)
+
+    def _set_dtype(self, dtype) -> None:
+        """NumPy 2.5's ``x._set_dtype(t)``, which ``x.dtype = t`` (deprecated there) does."""
+        BatchedTensor.dtype.fset(self, dtype)
+
     @property
     def ndim(self) -> int:
         return self._value.ndim - 1

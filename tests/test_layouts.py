@@ -242,7 +242,20 @@ _ZERO_D_ARRAYS = {  # name -> (f of one example, the per-example shape)
 }
 
 
-@pytest.mark.parametrize("name", list(_ZERO_D_ARRAYS))
+def _cross_of_2_vectors() -> bool:
+    try:
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore", DeprecationWarning)  # (since NumPy 2.0)
+            np.cross(np.zeros(2), np.zeros(2))
+    except ValueError:
+        return False
+    return True
+
+
+@pytest.mark.parametrize("name", [
+    pytest.param(n, marks=pytest.mark.skip(reason="this NumPy (2.5) refuses 2-vectors in "
+                                                  "np.cross, as vmap does"))
+    if n == "cross of 2-vectors" and not _cross_of_2_vectors() else n for n in _ZERO_D_ARRAYS])
 def test_a_0d_result_numpy_makes_an_array_is_writeable(name):
     # vmap treated these 0-d results as NumPy scalars, so a write into one raised a TypeError
     # where NumPy writes.

@@ -38,6 +38,22 @@ DESCRIBE_THE_BATCH = {"__repr__", "__str__"}
 #: attributes (not methods), compared with the loop below
 ATTRIBUTES = {"T", "mT", "base", "device", "dtype", "flags", "flat", "imag", "itemsize",
               "nbytes", "ndim", "real", "shape", "size", "strides", "__array_priority__"}
+SETTERS = {"_set_shape", "_set_dtype"} & set(dir(np.ndarray))  # NumPy 2.5's
+ATTRIBUTES |= SETTERS
+
+
+@pytest.mark.parametrize("name", sorted(SETTERS))
+def test_numpy_2_5_setters_change_each_example_in_place(name):
+    def f(x):
+        y = x[::1]  # a view of the example's memory, whose shape or dtype changes in place
+        if name == "_set_shape":
+            y._set_shape((3, 2))
+        else:
+            y._set_dtype(np.int64)
+        return y
+
+    xs = rng.normal(size=(4, 6))
+    assert_same(bt.vmap(f)(xs), loop_vmap(f)(xs))
 
 
 def _operator_dunders() -> set:

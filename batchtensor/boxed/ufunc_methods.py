@@ -18,6 +18,24 @@ from .reduction import REDUCE, SCAN, reduce_physical
 __all__ = ["UFUNC_METHODS"]
 
 
+def _at_checks_indices_first() -> bool:
+    """Whether this NumPy's ``ufunc.at`` checks the indices before a read-only target (NumPy
+    2.4, which then writes into it; 2.5 refuses the target first): an out-of-bounds index
+    into a read-only array says which, and writes nothing either way."""
+    a = np.zeros(1)
+    a.flags.writeable = False
+    try:
+        np.add.at(a, [1], 0.0)
+    except IndexError:
+        return True
+    except ValueError:
+        return False
+    return False
+
+
+AT_CHECKS_INDICES_FIRST = _at_checks_indices_first()
+
+
 def _begin(ufunc, method: str, inputs, kwargs, path: Path):
     op = getattr(ufunc, method)
     level = scan_level(kwargs, scan_level(inputs))
@@ -166,12 +184,13 @@ def _at(ufunc, inputs, kwargs):
             f"{name}: an Ellipsis between advanced indices")
     args = [x, (slice(None),) + idx]
     phys = innermost(x)
-    if type(phys) is np.ndarray and not phys.flags.writeable and all(
-            k in ("array", "int") for k in kinds) and math.prod(x.shape[1 + len(idx):]) == 1:
-        # Where every index picks one element, NumPy's fast path checks the indices first (a
-        # zero-copy broadcast view indexed raises the same IndexError) and then writes even
-        # into a read-only array (a NumPy bug; vmap refuses it). Otherwise NumPy refuses the
-        # read-only target first, and so does the call below.
+    if AT_CHECKS_INDICES_FIRST and type(phys) is np.ndarray and not phys.flags.writeable \
+            and all(k in ("array", "int") for k in kinds) \
+            and math.prod(x.shape[1 + len(idx):]) == 1:
+        # Where every index picks one element, NumPy 2.4's fast path checks the indices first
+        # (a zero-copy broadcast view indexed raises the same IndexError) and then writes even
+        # into a read-only array (a NumPy bug; vmap refuses it). Otherwise, and in NumPy 2.5,
+        # NumPy refuses the read-only target first, and so does the call below.
         np.broadcast_to(np.zeros((), dtype=np.int8), tuple(x.shape[1:]))[idx]
     if len(inputs) == 3:
         bv, bb = unwrap(inputs[2], level)

@@ -389,6 +389,9 @@ def linalg_outer(x1, x2, /):
 @decomposition(np.linalg.cross)
 def linalg_cross(x1, x2, /, *, axis=-1):
     x1, x2 = _arraylike(x1), _arraylike(x2)
+    if not (-x1.ndim <= axis < x1.ndim and -x2.ndim <= axis < x2.ndim):
+        # NumPy's own error (2.4 an IndexError, 2.5 an AxisError), from stand-ins of the ranks
+        np.linalg.cross(np.zeros((1,) * x1.ndim), np.zeros((1,) * x2.ndim), axis=axis)
     if x1.shape[axis] != 3 or x2.shape[axis] != 3:
         raise ValueError(
             "Both input arrays must be (arrays of) 3-dimensional vectors, "

@@ -281,9 +281,14 @@ def roots_rule(p, p_bdim):
         rest = np.broadcast_to(np.diag(np.ones(big - 2, cc.dtype), -1)[1:],
                                (b, big - 2, big - 1))
         w = np.linalg.eigvals(np.concatenate([first[:, None, :], rest], axis=1))
-        if w.dtype.kind == "c" and cc.dtype.kind != "c" \
-                and any_true(np.all(np.imag(w) == 0, axis=1)):
-            raise DataDependentError(_mixed_dtype_message(np.roots))
+        if w.dtype.kind == "c" and cc.dtype.kind != "c":
+            # NumPy makes an example's roots real where they all are: 2.4's eigvals does
+            # (for the whole batch at once), 2.5's eigvals is complex and roots does
+            real = np.all(np.imag(w) == 0, axis=1)
+            if not any_true(~real):
+                w = np.real(w)
+            elif any_true(real):
+                raise DataDependentError(_mixed_dtype_message(np.roots))
     else:
         w = np.zeros((b, 0), float)
     ntrail = out_len.shape[1] - w.shape[1]

@@ -453,9 +453,9 @@ def cross_rule(a, a_bdim, b, b_bdim, axisa=-1, axisb=-1, axisc=-1, axis=None):
         return np.expand_dims(v, tuple(range(1, 1 + missing))) if missing > 0 else v
 
     x, y = vec_last(a, a_bdim, axisa), vec_last(b, b_bdim, axisb)
-    if x.shape[-1] not in (2, 3) or y.shape[-1] not in (2, 3):
-        raise ValueError("incompatible dimensions for cross product\n"
-                         "(dimension must be 2 or 3)")
+    # NumPy's own verdict on the vectors' lengths, from one pair of plain vectors of those
+    # lengths: 2 or 3 (2-vectors deprecated since NumPy 2.0, warned; refused by 2.5)
+    np.cross(np.zeros(x.shape[-1]), np.zeros(y.shape[-1]))
     if x.shape[-1] == 2 and y.shape[-1] == 2:
         return np.cross(x, y), 0
     axisc = normalize_axis_index(axisc, rank + 1, msg_prefix="axisc")
