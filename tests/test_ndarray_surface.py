@@ -42,7 +42,8 @@ SETTERS = {"_set_shape", "_set_dtype"} & set(dir(np.ndarray))  # NumPy 2.5's
 ATTRIBUTES |= SETTERS
 
 
-@pytest.mark.parametrize("name", sorted(SETTERS))
+@pytest.mark.parametrize("name", sorted(SETTERS) or [pytest.param(None, marks=pytest.mark.skip(
+    reason="this NumPy (before 2.5) has no ndarray._set_shape / _set_dtype"))])
 def test_numpy_2_5_setters_change_each_example_in_place(name):
     def f(x):
         y = x[::1]  # a view of the example's memory, whose shape or dtype changes in place
