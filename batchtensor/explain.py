@@ -9,6 +9,7 @@ fallback (``api._warn_rerun``). The time of a call is the time from it to the ne
 
 from __future__ import annotations
 
+import threading
 import time
 import warnings
 from typing import Any, Callable, NamedTuple
@@ -38,21 +39,27 @@ class ExplainedOp(NamedTuple):
 
 
 class _Log(list):
-    """A ``record_paths`` log that keeps each call's time and the loop's reasons too."""
+    """A ``record_paths`` log of the calls of the thread that opened it, with each call's
+    time and the loop's reasons."""
 
     def __init__(self) -> None:
         super().__init__()
+        self.thread = threading.get_ident()
         self.times: list[float] = []
         self.notes: dict[int, str] = {}
         self.whole: list[tuple] = []
 
-    def noted(self, note: str | None) -> None:
+    def add(self, op: Any, path: Path, note: str | None) -> None:
+        if threading.get_ident() != self.thread:
+            return
+        self.append((op, path))
         self.times.append(time.perf_counter())
         if note:
             self.notes[len(self) - 1] = note
 
     def whole_function(self, func: str, reason: str, where: str, groups: int) -> None:
-        self.whole.append((func, reason, where, groups))
+        if threading.get_ident() == self.thread:
+            self.whole.append((func, reason, where, groups))
 
 
 class Explanation:
@@ -88,8 +95,8 @@ def explain(f: Callable, *args: Any, **vmap_kwargs: Any) -> Explanation:
     decomposition into other ops, or the per-op loop (once per example, slow; the row says
     why). Where the function as a whole ran once per example, or per group of examples that
     take the same branches, ``whole_function`` says so and why, and the rows are the ops of
-    every pass. Warnings of batchtensor's slow paths are not shown (this says it all); the
-    calls of other threads that run while it does are counted too.
+    every pass. Warnings of batchtensor's slow paths are not shown (this says it all); only
+    the calls of the thread that called ``explain`` count.
 
     >>> import numpy as np, batchtensor as bt
     >>> report = bt.explain(lambda x: np.tanh(x).sum(), np.ones((4, 3)))

@@ -380,12 +380,14 @@ def record_paths() -> Iterator[list]:
 
 
 def record(op, path: Path, note: str | None = None) -> None:
-    """Log ``(op, path)`` in every open log; a log that keeps more (``bt.explain``'s) also
-    gets ``note``, why the per-op loop served a call."""
+    """Log ``(op, path)`` in every open log; a log that keeps more (``bt.explain``'s: its
+    own thread's calls, each call's time, and ``note``, why the per-op loop served a call)
+    takes them itself."""
     for log in RECORDERS:
-        log.append((op, path))
-        if type(log) is not list:
-            log.noted(note)
+        if type(log) is list:
+            log.append((op, path))
+        else:
+            log.add(op, path, note)
 
 
 # ---- physical array types -----------------------------------------------------------------------

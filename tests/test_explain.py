@@ -113,3 +113,32 @@ def test_an_error_of_the_call_is_raised_and_the_log_closed():
     with pytest.raises(ValueError, match="sizes"):
         bt.explain(mlp, np.ones((2, 3)), np.ones((4, 3)), in_axes=(0, 0))
     assert RECORDERS == []
+
+
+def test_only_the_calling_threads_calls_count():
+    """Another thread's vmap runs while explain does: its calls are not in the table."""
+    import threading
+    import time
+
+    started, done = threading.Event(), threading.Event()
+
+    def busy():
+        started.set()
+        while not done.is_set():
+            bt.vmap(lambda x: np.cos(x) * 2.0)(np.ones((3, 2)))
+
+    def slow(x):
+        for _ in range(5):
+            x = np.sin(x)
+            time.sleep(0.002)  # the other thread runs meanwhile
+        return x
+
+    worker = threading.Thread(target=busy)
+    worker.start()
+    started.wait()
+    try:
+        report = bt.explain(slow, RNG.normal(size=(5, 3)))
+    finally:
+        done.set()
+        worker.join()
+    assert [(r.op, r.calls) for r in report.ops] == [("numpy.sin", 5)]
