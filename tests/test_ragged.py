@@ -10,7 +10,7 @@ import numpy as np
 import pytest
 
 import batchtensor as bt
-from loop_reference import LAYOUTS, assert_same, laid_out, loop_vmap
+from loop_reference import LAYOUTS, assert_same, laid_out, loop_vmap, vectorised
 
 RNG = np.random.default_rng(7)
 
@@ -350,3 +350,56 @@ def test_repeat_with_batched_counts_of_different_totals_fails_as_the_loop():
         warnings.simplefilter("ignore", bt.PerformanceWarning)
         with pytest.raises((ValueError, bt.BatchingError)):
             bt.vmap(f)(xs, counts)
+
+
+# ---- np.extract and np.place: SciPy's distributions ---------------------------------------------
+def log_where_positive(x):
+    """SciPy's distributions' pattern: compute on np.extract(cond, x), np.place it back."""
+    cond = x > 0
+    out = np.zeros(x.shape)  # a buffer, batched by the first batched write
+    out.fill(-np.inf)
+    np.place(out, cond, np.log(np.extract(cond, x)))
+    return out
+
+
+def log_where_positive_of_plain(x):
+    cond = x > 0
+    base = np.arange(1.0, 1.0 + x.size).reshape(x.shape)  # plain: the same in every example
+    out = np.zeros_like(x)  # batched from the start
+    np.place(out, cond, np.sqrt(np.extract(cond, base)) * 2.0)
+    return out
+
+
+@pytest.mark.parametrize("f", [log_where_positive, log_where_positive_of_plain],
+                         ids=lambda f: f.__name__)
+@pytest.mark.parametrize("in_axes", [0, -1])
+def test_extract_then_place_with_counts_that_differ(f, in_axes):
+    xs = np.array([[1.0, -2.0, 3.0, 0.5], [-1.0, -1.0, 2.0, 4.0], [1.0, 2.0, 3.0, 4.0],
+                   [-1.0, -2.0, -3.0, -4.0]])  # 3, 2, 4 and 0 selected
+    xs = xs if in_axes == 0 else np.ascontiguousarray(xs.T)
+    vectorised(f, xs, in_axes=in_axes)
+    vectorised(f, xs.reshape((4, 2, 2)) if in_axes == 0 else xs.reshape((2, 2, 4)),
+               in_axes=in_axes)
+
+
+def test_extract_with_equal_counts_is_a_batch():
+    def f(x):
+        return np.extract(x > 0, x) * 2.0
+
+    xs = np.array([[1.0, -2.0, 3.0], [-1.0, 2.0, 4.0]])
+    got = vectorised(f, xs)
+    assert got.shape == (2, 2)
+
+
+def test_place_of_a_selection_with_other_counts_runs_per_example():
+    """np.place cycles fewer values than the mask selects: a selection by another mask has
+    no batched meaning there, and the function runs once per example, as the loop."""
+    def f(x):
+        out = np.zeros_like(x)
+        np.place(out, x > 0, np.extract(x > 1, x))
+        return out
+
+    xs = np.array([[0.5, 2.0, 3.0, -1.0], [2.0, 0.5, 1.7, 4.0]])  # 2 and 3 values, 3 and 4 places
+    with pytest.warns(bt.PerformanceWarning, match="once per example"):
+        got = bt.vmap(f)(xs)
+    assert_same(got, loop_vmap(f)(xs))

@@ -601,8 +601,20 @@ def _repeat(a, repeats, axis=None):
     return Ragged(a._level, values, total)
 
 
+def _place(arr, mask, vals):
+    """``np.place(arr, mask, vals)`` with a selection ``vals`` (SciPy's distributions:
+    ``place(output, cond, f(*np.extract(cond, x)))``): where each example's ``vals`` has as
+    many elements as its mask selects, NumPy puts them in order, which is ``arr[mask] =
+    vals`` (``write_selection`` checks the counts; NumPy's cycling of fewer values has no
+    batched meaning)."""
+    if not is_ragged(vals):
+        raise _first_ragged((arr, mask)).no_batched_meaning("np.place")
+    m = mask if getattr(mask, "dtype", None) == bool else np.not_equal(mask, 0)
+    arr[m] = vals
+
+
 _FUNCTIONS: dict[Callable, Callable] = {
-    np.diff: _diff, np.repeat: _repeat,
+    np.diff: _diff, np.repeat: _repeat, np.place: _place,
     np.sum: _method("sum"), np.prod: _method("prod"), np.any: _method("any"),
     np.all: _method("all"), np.mean: _method("mean"), np.var: _method("var"),
     np.std: _method("std"), np.min: _method("min"), np.max: _method("max"),

@@ -252,7 +252,15 @@ def compress_rule(condition, condition_bdim, a, a_bdim, axis=None, out=None):
 
 @decomposition(np.extract)
 def extract_decomposition(condition, arr):
-    return np.compress(np.ravel(condition), np.ravel(arr))
+    cond, flat = np.ravel(condition), np.ravel(arr)
+    if type(cond) is BatchedTensor and cond.size == flat.size:
+        # a selection by a batched mask: where its count differs per example, a ragged one
+        # (``rules/ragged.py``: SciPy's distributions compute on np.extract(cond, x) and
+        # np.place the results back)
+        if type(flat) is not BatchedTensor:  # every example's copy of the plain values
+            flat = np.where(True, flat, cond).astype(flat.dtype, copy=False)
+        return flat[cond != 0]
+    return np.compress(cond, flat)
 
 
 # ---- allocation batched at outer levels (diag, piecewise) ---------------------------------------
