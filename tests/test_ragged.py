@@ -382,6 +382,22 @@ def test_extract_then_place_with_counts_that_differ(f, in_axes):
                in_axes=in_axes)
 
 
+def test_extract_of_a_plain_structured_array():
+    """A plain array of any dtype is copied per example by a gather (not by arithmetic, which
+    has no structured dtype); a field of the selection then runs per example."""
+    table = np.array([(1, 2.0), (3, 4.0), (5, 6.0)], dtype="i4,f8")
+
+    def f(x):
+        return np.extract(x > 0, table)["f0"].sum()
+
+    xs = np.array([[1.0, -1.0, 1.0], [1.0, 1.0, 1.0], [-1.0, -1.0, -1.0]])
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", bt.PerformanceWarning)
+        got = bt.vmap(f)(xs)
+    assert_same(got, loop_vmap(f)(xs))
+    vectorised(lambda x: np.extract(x > 0, table).size, xs)
+
+
 def test_extract_with_equal_counts_is_a_batch():
     def f(x):
         return np.extract(x > 0, x) * 2.0

@@ -258,7 +258,8 @@ def extract_decomposition(condition, arr):
         # (``rules/ragged.py``: SciPy's distributions compute on np.extract(cond, x) and
         # np.place the results back)
         if type(flat) is not BatchedTensor:  # every example's copy of the plain values
-            flat = np.where(True, flat, cond).astype(flat.dtype, copy=False)
+            at = np.zeros_like(cond, dtype=np.intp) + np.arange(flat.size, like=flat)
+            flat = np.take(flat, at)  # (a gather: any dtype, structured ones too)
         return flat[cond != 0]
     return np.compress(cond, flat)
 
