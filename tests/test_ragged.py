@@ -130,6 +130,21 @@ def test_empty_selection_in_some_examples():
             bt.vmap(f, fallback="error")(xs)
 
 
+@pytest.mark.parametrize("empty", [[4], [3, 4], [0, 4], [0], [1, 2]])
+def test_empty_examples_anywhere_keep_the_others_elements(empty):
+    # an empty example at the end once cut the example before it short by one element (its
+    # segment's end was taken as the last element, not past it): a wrong sum, no error
+    xs = RNG.normal(size=(5, 6)) + 0.5
+    xs[empty] = -1.0
+    for f in (lambda x: x[x > 0].sum(), lambda x: x[x > 0].prod(), lambda x: np.nansum(x[x > 0]),
+              lambda x: x[x > 0].sum(axis=0),
+              lambda x: np.count_nonzero(np.isnan(x[x > 0])) + x[x > 0].min(initial=9.0)):
+        vectorised(f, xs)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", RuntimeWarning)  # mean of an empty selection
+        vectorised(lambda x: np.nanmean(x[x > 0]), xs)
+
+
 def test_nan_positions():
     xs = RNG.normal(size=(5, 7))
     xs[0, :] = np.abs(xs[0]) + 0.1

@@ -263,6 +263,19 @@ class Ragged:
     def _empty_examples(self) -> bool:
         return bool(self.counts.shape[0]) and int(np.min(self.counts)) == 0
 
+    def segment_reduce(self, ufunc, vals: Any, dtype: Any) -> Any:
+        """``ufunc`` over each example's rows of ``vals`` (one row per selected element, at
+        least one row): one ``reduceat`` over the examples that have elements (an empty
+        example's start is the next one's, or the end, which ``reduceat`` cannot take: the
+        example before it would lose its last element); an empty example's row is garbage."""
+        if not self._empty_examples():
+            return ufunc.reduceat(vals, self.starts, axis=0, dtype=dtype)
+        some = self.counts > 0
+        part = ufunc.reduceat(vals, self.starts[some], axis=0, dtype=dtype)
+        res = np.zeros(self.counts.shape + tuple(part.shape[1:]), dtype=part.dtype, like=part)
+        res[some] = part
+        return res
+
     def _segments(self, ufunc, axes: tuple, keepdims: bool, dtype: Any = None,
                   initial: Any = NoValue) -> BatchedTensor:
         """``ufunc`` over each example's elements (``axes`` includes the count axis): one
@@ -275,8 +288,7 @@ class Ragged:
             vals = ufunc.reduce(vals, axis=inner, dtype=dtype, keepdims=True)
         n_total = vals.shape[0]
         if n_total:
-            res = ufunc.reduceat(vals, np.minimum(self.starts, n_total - 1), axis=0,
-                                 dtype=dtype)
+            res = self.segment_reduce(ufunc, vals, dtype)
         else:
             res = np.zeros((self.counts.shape[0],) + tuple(vals.shape[1:]), dtype=dtype,
                            like=vals)
@@ -549,11 +561,9 @@ def _nan_reduction(name: str, fill: Any) -> Callable:
             raise a.no_batched_meaning(f"np.{name} over a selection of rows or with out/where")
         kwargs.pop("out", None)
         keep = ~np.isnan(a.values)
-        numbers = Ragged(a._level, a.values[keep], np.add.reduceat(
-            keep, np.minimum(a.starts, max(keep.shape[0] - 1, 0)), dtype=np.intp)
+        numbers = Ragged(a._level, a.values[keep], np.where(
+            a.counts == 0, 0, a.segment_reduce(np.add, keep, np.intp))
             if keep.shape[0] else a.counts)
-        if keep.shape[0] and a._empty_examples():
-            numbers.counts = np.where(a.counts == 0, 0, numbers.counts)
         return getattr(numbers, name[3:])(**kwargs)
     call.__name__ = name
     return call
