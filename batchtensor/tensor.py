@@ -38,6 +38,9 @@ __all__ = ["BatchedTensor", "new_batched", "is_plain_array", "returned_scalar", 
            "ndarray_setflags"]
 
 _ALL = slice(None)
+#: ``x.view(cls)`` for these makes a masked batch (``masked.py`` adds its class: numpy.ma's
+#: functions view a result as the class of their masked operand)
+VIEW_AS_MASKED: set = {np.ma.MaskedArray}
 _PICKLE = "Pickling (one batch cannot be pickled as one example; unwrap it: level.unwrap)"
 _INDEX_BOUND = (int, type(None))
 
@@ -362,13 +365,38 @@ class BatchedTensor:
         other conversion, the clear error."""
         token = returned_scalar(self, kind, sys._getframe(2), callee or kind)
         if token is None:
-            self._no_conversion(what)
+            example = self._common_example()
+            if example is None:
+                self._no_conversion(what)
+            return example.item() if callee == "item" else kind(example)
         return token
+
+    def _common_example(self) -> Any:
+        """The one 0-d value every example holds (the examples a pass of vmap's groups
+        follows; at least two), or None. Converting it (``int(n)``, ``range(n)``, ``np.zeros(n)``) gives
+        what each example of the loop gets, so the pass goes on with it: a count that does not
+        depend on the data (``n = x.size``-like values computed by NumPy) is common."""
+        v = self._value
+        if type(v) is not np.ndarray or v.ndim != 1 or v.shape[0] < 2:
+            return None  # (one example: a rerun costs no more, and keeps its other paths)
+        group_pass = self._level.group_pass
+        if group_pass is not None and group_pass.active is not None:
+            if len(group_pass.active) < 2:
+                return None
+            v = v[group_pass.active]
+        first = v[0]
+        same = v == first
+        if v.dtype.kind in "fc":  # NaN is NaN's value; -0.0 is not 0.0 (1 / x differs)
+            same |= np.isnan(v) & np.isnan(first)
+            same &= np.signbit(v.real) == np.signbit(first.real)
+        return first if bool(np.all(same)) else None
 
     def __index__(self):
         example = self._the_example()
         if example is None:
-            self._no_conversion("Using as an index or size (__index__)")
+            example = self._common_example()
+            if example is None or self.dtype.kind not in "iub":
+                self._no_conversion("Using as an index or size (__index__)")
         return operator.index(example)
 
     def item(self, *args):
@@ -445,8 +473,11 @@ class BatchedTensor:
 
     def __array_function__(self, func, types, args, kwargs):
         for t in types:
-            if t is not BatchedTensor and not defers_to_us(t):
-                return NotImplemented
+            if t is not BatchedTensor:
+                if issubclass(t, np.ma.MaskedArray):  # per example, a masked computation
+                    return slots.masked_function(func, args, kwargs)
+                if not defers_to_us(t):
+                    return NotImplemented
         return slots.function_call(ALIASES.get(func, func), args, kwargs, self)
 
     # ---- ndarray methods (routed through the same dispatcher as the NumPy functions) ---------
@@ -601,6 +632,9 @@ class BatchedTensor:
         return np.choose(self, choices, out, mode)
 
     def view(self, *args, **kwargs):
+        cls = kwargs.get("type", args[-1] if args else None)
+        if cls in VIEW_AS_MASKED and len(args) + len(kwargs) == 1:
+            return slots.masked_view(self)  # each example a masked array without a mask
         return slots.function_call(ndarray_view, (self,) + args, kwargs)
 
     def byteswap(self, inplace=False):

@@ -225,7 +225,7 @@ CASES = [
     ("write_plain_matmul_out", vm(lambda x: np.matmul(x, np.ones(4), out=_PLAIN0.copy()), X), BTE,
      r"cannot write a batched result into out="),
     ("write_plain_index_batched_key", vm(plain_write(lambda o, x: setitem(
-        o, x[0].astype(int) % 4, 1.0)), X), TE, r"batched value or index into 'a'"),
+        o, x[1].astype(int) % 3, 1.0)), X), TE, r"batched value or index into 'a'"),
     ("write_plain_loop_take_out", vm(lambda x: np.take(x, [0, 1], out=_PLAIN4[:2].copy()), X), BTE,
      r"numpy\.take: cannot write a batched result into out="),
     ("write_plain_loop_dot_out", vm(lambda x: np.dot(x, np.ones(4), out=_PLAIN0.copy()), X), BTE,

@@ -158,8 +158,8 @@ def test_with_no_example_the_result_is_empty_and_float64():
 
 
 def test_fallback_error_still_refuses_what_is_not_returned():
-    with pytest.raises(TypeError, match="float"):
-        bt.vmap(lambda x: float(x.sum()) * 2, fallback="error")(np.ones((2, 3)))
+    with pytest.raises(TypeError, match="float"):  # (examples whose sums differ)
+        bt.vmap(lambda x: float(x.sum()) * 2, fallback="error")(np.arange(6.0).reshape(2, 3))
     got = bt.vmap(lambda x: float(x.sum()), fallback="error")(np.ones((2, 3)))
     assert_same(got, np.full(2, 3.0))
 
@@ -168,3 +168,66 @@ def test_the_stand_in_never_outlives_the_call():
     xs = RNG.normal(size=(3, 4))
     out = bt.vmap(lambda x: float(x.sum()))(xs)
     assert type(out) is np.ndarray and not np.isnan(out).any()
+
+
+# ---- a value every example holds alike converts to that value -----------------------------------
+def _counted(x):
+    n = np.count_nonzero(np.isfinite(x))  # the same in every example without a NaN
+    head = x[: n // 2]  # a batched slice bound
+    return head.sum() * float(n) + np.zeros(int(n)).size + len(range(n)) + n.item()
+
+
+def test_a_value_every_example_holds_alike_converts_without_a_rerun():
+    xs = RNG.normal(size=(4, 6))
+    with warnings.catch_warnings():
+        warnings.simplefilter("error", bt.PerformanceWarning)
+        got = bt.vmap(_counted, fallback="error")(xs)
+    assert_same(got, loop_vmap(_counted)(xs))
+
+
+def test_values_that_differ_per_example_still_rerun():
+    xs = RNG.normal(size=(4, 6))
+    xs[1, 2] = np.nan  # example 1 counts 5
+    with pytest.raises((TypeError, bt.BatchingError)):  # (a slice bound: the per-op loop)
+        bt.vmap(_counted, fallback="error")(xs)
+    with pytest.warns(bt.PerformanceWarning, match="reruns once per example"):
+        got = bt.vmap(_counted)(xs)
+    assert_same(got, loop_vmap(_counted)(xs))
+
+
+@pytest.mark.parametrize("value", [np.nan, -0.0])
+def test_nan_is_alike_and_minus_zero_is_not_zero(value):
+    xs = np.zeros((3, 2))
+    xs[0, 0] = value  # NaN everywhere is one value; -0.0 beside 0.0 is not (1 / x differs)
+    if np.isnan(value):
+        xs[:, 0] = np.nan
+    f = lambda x: 1.0 / float(x[0]) if float(x[0]) == float(x[0]) else 0.0  # noqa: E731
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", RuntimeWarning)
+        if np.isnan(value):
+            assert_same(bt.vmap(f, fallback="error")(xs), loop_vmap(f)(xs))
+        else:
+            with pytest.raises(TypeError, match="float"):
+                bt.vmap(f, fallback="error")(xs)
+
+
+def test_one_example_reruns_as_before():
+    xs = RNG.normal(size=(1, 6))
+    with pytest.raises((TypeError, bt.BatchingError)):
+        bt.vmap(_counted, fallback="error")(xs)
+
+
+def test_in_a_group_pass_only_the_followed_examples_count():
+    def f(x):
+        n = np.count_nonzero(x > 0)
+        if x[0] > 0:  # the examples disagree: groups; those that follow agree on n
+            return x[: int(n)].sum()
+        return -x.sum()
+
+    xs = np.abs(RNG.normal(size=(8, 5))) + 0.1
+    xs[::2, 0] *= -1  # examples 0, 2, 4, 6 take the other branch
+    xs[::2, 1] *= -1  # and count differently
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", bt.PerformanceWarning)
+        got = bt.vmap(f)(xs)
+    assert_same(got, loop_vmap(f)(xs))

@@ -219,11 +219,25 @@ class _Plan:
             raise _logical_index_error(e, self.batch_axis) from None
 
 
+def _common_bounds(k: slice, level) -> slice:
+    """A slice whose batched bounds hold one integer for every example (``x[n - m:]`` with a
+    count ``n`` that does not depend on the data) as that plain slice; other bounds stay."""
+    def bound(v):
+        if type(v) is BatchedTensor and v._level is level and v.dtype.kind in "iu":
+            common = v._common_example()
+            if common is not None:
+                return int(common)
+        return v
+    return slice(bound(k.start), bound(k.stop), bound(k.step))
+
+
 def _plan(level, xv, xb, key_in) -> _Plan:
     key = key_in if type(key_in) is tuple else (key_in,)
     _check_index_types(key)
     if any(type(k) is list and scan_level(k) is not None for k in key):
         key = tuple(_as_index_array(k) if type(k) is list else k for k in key)
+    if any(type(k) is slice and scan_level(k) is level for k in key):
+        key = tuple(_common_bounds(k, level) if type(k) is slice else k for k in key)
     for k in key:
         if type(k) is slice:
             require(scan_level(k) is not level, "a batched slice bound")
