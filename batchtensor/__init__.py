@@ -19,6 +19,7 @@ from .rules import (creation, differences, elementwise, fft, histograms,  # noqa
 from . import random
 from . import undispatched as _undispatched  # noqa: F401  (numpy's undispatched arguments)
 from . import numpy_random as _numpy_random  # noqa: F401  (numpy.random inside vmap)
+from . import masked as _masked  # noqa: F401  (numpy.ma inside vmap)
 from .api import vmap, vmap_level
 from .explain import explain
 from .foreign import Primitive, batch_rule, primitive

@@ -20,6 +20,7 @@ from .diagnostics import (raised_by_batchtensor, user_instruction, user_line, us
 from .errors import (BatchingError, ControlFlowError, DataDependentError, PerformanceWarning,
                      SharedWriteError, rerun_reason)
 from .foreign import stand_in
+from .masked import BatchedMaskedArray, is_masked_batch
 from .levels import (GroupPass, Level, close_level, open_level, random_scope, restore_inputs,
                      resume_session, session_tick)
 from .numpy_random import stream_argument
@@ -608,7 +609,7 @@ class VmapFunction:
                 continue
             # masked examples keep their masks (np.stack keeps only the data; the data is the
             # same either way): docs/semantics.md, "Masked arrays"
-            masked = any(issubclass(t, np.ma.MaskedArray)
+            masked = any(issubclass(t, np.ma.MaskedArray) or t is BatchedMaskedArray
                          for t in (kinds if columns is outs else set(map(type, col))))
             stack = np.ma.stack if masked else np.stack
             try:
@@ -1290,6 +1291,15 @@ def _out_of_range(where, ax, nd) -> ValueError:
 
 def _unwrap_leaf(level: Level, x: Any, ax: Any, where: Callable[[], str]) -> Any:
     """One output leaf: ``where()`` describes its out_axes entry for error messages."""
+    if is_masked_batch(x) and x._level is level:  # one masked array, batch axis at ``ax``
+        if ax is None:
+            raise ValueError(f"vmap: {where()} is None but this output is batched (it "
+                             f"differs per example); give it an int out axis")
+        v = x._ma
+        nd = v.ndim
+        if not -nd <= ax < nd:
+            raise _out_of_range(where, ax, nd)
+        return v if ax % nd == 0 else np.moveaxis(v, 0, ax % nd)
     if type(x) is BatchedTensor:
         lv = x._level
         if lv is level:

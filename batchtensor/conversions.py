@@ -34,7 +34,8 @@ from .registry import ALIASES
 from .rules.ragged import Ragged
 from .tensor import BatchedTensor
 
-__all__ = ["enter", "leave", "ORIGINALS", "installed", "intercept", "release", "replacement",
+__all__ = ["enter", "leave", "ORIGINALS", "installed", "intercept", "intercept_attribute",
+           "CONVERTERS", "release", "replacement",
            "pristine", "is_swapped", "before_first_enter", "on_new_modules"]
 
 #: the functions replaced, by name in the ``numpy`` module (their first argument is the data)
@@ -42,6 +43,10 @@ _LIKE_CALLS = ("asarray", "asanyarray", "array", "ascontiguousarray", "asfortran
                "require")
 ORIGINALS: dict[str, Any] = {name: getattr(np, name) for name in
                              _LIKE_CALLS + ("asarray_chkfinite", "r_", "c_")}
+
+#: batched types besides BatchedTensor that convert in their own way (``masked.py``'s):
+#: type -> ``converter(name, original, value, args, kwargs)``
+CONVERTERS: dict[type, Any] = {}
 
 _NUMPY = vars(np)  # one dict update swaps them all (a tenth of nine setattr calls)
 _lock = threading.Lock()
@@ -73,6 +78,9 @@ def _like_call(name: str):
                 return function_call(original, (a,) + args, kwargs, like)
             if type(a) is Ragged:  # x[mask] of a count per example: its elements converted
                 return a.converted(original, args, kwargs)
+            converter = CONVERTERS.get(type(a))
+            if converter is not None:  # a masked batch (masked.py)
+                return converter(name, original, a, args, kwargs)
         return original(a, *args, **kwargs)
 
     convert.__name__ = convert.__qualname__ = name
@@ -257,6 +265,33 @@ class _ClassSwitch:
     def __init__(self, module: Any):
         self.module = module
         self.update = functools.partial(setattr, module, "__class__")
+
+
+class _ClassAttributes:
+    """What ``_Swap`` updates for an attribute of a class (``intercept_attribute``)."""
+
+    __slots__ = ("cls",)
+
+    def __init__(self, cls: type):
+        self.cls = cls
+
+    def update(self, values: dict) -> None:
+        for name, value in values.items():
+            setattr(self.cls, name, value)
+
+    def get(self, name: str) -> Any:
+        return vars(self.cls).get(name)
+
+
+def intercept_attribute(cls: type, name: str, replacement: Any) -> None:
+    """Make the class attribute ``cls.name`` be ``replacement`` while any vmap level is open,
+    as ``intercept`` does for a module's names (``MaskedArray.__new__``: a class that code
+    calls by name cannot be swapped for a function without breaking ``isinstance``)."""
+    with _lock:
+        swap = _Swap(_ClassAttributes(cls), {name: vars(cls)[name]}, {name: replacement})
+        _swaps.append(swap)
+        if _users and installed():
+            swap.namespace.update(swap.replacements)
 
 
 def _intercept_by_class(module: Any, name: str, replacement: Any) -> None:

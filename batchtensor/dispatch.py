@@ -245,13 +245,19 @@ def note_writes(targets: Any) -> None:
 _BINARY: dict = {}
 
 
+_MASKED = np.ma.MaskedArray
+
+
 def ufunc_call(ufunc, method: str, inputs: tuple, kwargs: dict) -> Any:
     """Dispatch ``ufunc.method(*inputs, **kwargs)`` whose operands contain BatchedTensors."""
     for x in inputs if not kwargs or "out" not in kwargs else inputs + kwargs["out"]:
         t = type(x)
         if t is not BatchedTensor and t not in SCALAR_TYPES and hasattr(t, "__array_ufunc__") \
-                and not defers_to_us(t) and not isinstance(x, np.generic):
-            return NotImplemented  # as NumPy orders them: a type of its own goes first
+                and not isinstance(x, np.generic):
+            if t is not np.ndarray and issubclass(t, _MASKED):  # per example, a masked result
+                return slots.masked_ufunc(ufunc, method, inputs, kwargs)
+            if not defers_to_us(t):
+                return NotImplemented  # as NumPy orders them: a type of its own goes first
     if kwargs and "out" in kwargs:
         refuse_scalar_targets(kwargs["out"], f"{ufunc.__name__}(out=...)")
         note_writes(kwargs["out"])

@@ -16,7 +16,7 @@ from .dispatch import ufunc_call
 from .errors import BatchingError
 from .plumbing import (SCALAR_TYPES, binary_fast_paths, inplace_fast_path, matmul_fast,
                        unary_fast_path)
-from .registry import RECORDERS, Path, record
+from .registry import RECORDERS, Path, record, slots
 from .scalars import scalar_sqrt_power
 from .tensor import BatchedTensor, new_batched, scalar_per_example
 
@@ -39,6 +39,9 @@ def _general(ufunc, a: Any, b: Any) -> Any:
     if getattr(type(a), "__array_ufunc__", False) is None \
             or getattr(type(b), "__array_ufunc__", False) is None:
         return NotImplemented
+    if isinstance(a, np.ma.MaskedArray) or isinstance(b, np.ma.MaskedArray):
+        # per example ``x + m`` is MaskedArray's operator, numpy.ma's function
+        return slots.masked_operator(ufunc, a, b)
     return ufunc_call(ufunc, "__call__", (a, b), {})
 
 

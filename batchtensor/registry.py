@@ -446,11 +446,15 @@ class Slots:
     - ``loop_call(op, args, kwargs, level)``: the per-example loop fallback;
     - ``ufunc_pointwise(ufunc, inputs, kwargs)``, ``gufunc_call(...)``: the boxed handlers of
       a ufunc's ``__call__`` (elementwise, generalised);
-    - ``ufunc_methods``: ``{"reduce": handler, "accumulate": ..., ...}``.
+    - ``ufunc_methods``: ``{"reduce": handler, "accumulate": ..., ...}``;
+    - ``masked_ufunc``, ``masked_function``, ``masked_operator(ufunc, a, b)``,
+      ``stack_masked(results, level)``, ``masked_view(x)``: masked batches (``masked.py``), for a plain masked
+      array beside a BatchedTensor and masked results of the per-op loop.
     """
 
     __slots__ = ("function_call", "ufunc_call", "truth_value", "setitem", "loop_call",
-                 "ufunc_pointwise", "gufunc_call", "ufunc_methods")
+                 "ufunc_pointwise", "gufunc_call", "ufunc_methods", "masked_ufunc",
+                 "masked_function", "masked_operator", "stack_masked", "masked_view")
 
     def __init__(self) -> None:
         for name in self.__slots__:

@@ -91,11 +91,11 @@ CAUSES = [
           "pass raises a BatchingError instead, which is not a rerun reason.",
           r"numpy\.roots: the result is real"),
     Cause("masked-view", "masked arrays made of a batched value (`numpy.ma`)",
-          "`np.ma.masked_invalid(x)` and the other `numpy.ma` constructors view the value as a "
-          "`MaskedArray` (`x.view(MaskedArray)`, or `ndarray.view`, which does not apply to "
-          "a BatchedTensor): each example becomes a masked array, which no batch of plain "
-          "arrays holds, so vmap reruns the function per example.",
-          r"descriptor 'view'|viewed as an ndarray subclass"),
+          "`numpy.ma` on a batched value is vectorised at one vmap level "
+          "(`batchtensor/masked.py`); in a nested vmap the inner level's value is batched "
+          "at the outer level too, and a masked array of it (or a view of one as a masked "
+          "array by code that bound `numpy.ma` before the vmap) reruns per example.",
+          r"descriptor 'view'|viewed as an ndarray subclass|masked array batched at one"),
     # ---- reruns: only a per-example run gives the loop's result ---------------------------------
     Cause("write-into-plain", "a batched value written into an array created inside `f` "
           "with a plain shape",

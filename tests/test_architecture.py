@@ -28,7 +28,7 @@ LAYERS = [
     ("boxed", ["boxed", "boxed.*"]),
     ("rules", ["rules.*", "decompositions"]),
     ("api", ["conversions", "buffers", "undispatched", "numpy_streams", "numpy_random", "foreign",
-             "api", "random", "explain"]),
+             "masked", "api", "random", "explain"]),
     ("onnx", ["onnx", "onnx.*"]),
     ("package", ["", "__main__"]),
 ]

@@ -1,7 +1,7 @@
-"""Masked arrays made inside the function (docs/semantics.md, "Masked arrays"): ``numpy.ma``
-on a batched value gives the loop's result, by a rerun once per example (warned), and masked
-results come back as a masked array stacked as ``np.ma.stack`` stacks them (the data the
-loop's ``np.stack`` gives, and the masks with it)."""
+"""Masked arrays made inside the function (docs/semantics.md, "Masked arrays"): ``numpy.ma`` on
+a batched value runs vectorised on one masked array that holds every example
+(``batchtensor/masked.py``), with the loop's values and masks; what has no vectorised path runs
+once per example (the per-op loop, warned)."""
 
 from __future__ import annotations
 
@@ -11,100 +11,284 @@ import numpy as np
 import pytest
 
 import batchtensor as bt
-from batchtensor.errors import SubclassViewError
+from batchtensor.masked import BatchedMaskedArray
 from loop_reference import on_threads
 
 RNG = np.random.default_rng(23)
 XS = RNG.normal(size=(5, 6))
 XS[0, 1], XS[2, 3], XS[3, 0] = np.nan, np.inf, np.nan
 XS[4] = np.nan  # an example with every element masked
+CLEAN = RNG.normal(size=(4, 6))  # examples without an invalid value
 
 
-def loop(f, xs, in_axes=0):
+def loop(f, *xs, in_axes=0):
     """The loop, stacked as np.ma.stack stacks masked results."""
-    examples = [np.take(xs, i, in_axes) for i in range(xs.shape[in_axes])]
-    outs = [f(x) for x in examples]
+    axes = in_axes if isinstance(in_axes, tuple) else (in_axes,) * len(xs)
+    n = next(x.shape[a] for x, a in zip(xs, axes) if a is not None)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", RuntimeWarning)
+        outs = [f(*(x if a is None else np.moveaxis(x, a, 0)[i] for x, a in zip(xs, axes)))
+                for i in range(n)]  # (views: a write reaches the argument, as in vmap)
+    if isinstance(outs[0], (tuple, list)):  # a pytree of results, as vmap returns it
+        return type(outs[0])(_stack([o[j] for o in outs]) for j in range(len(outs[0])))
+    return _stack(outs)
+
+
+def _stack(outs):
     if any(isinstance(o, np.ma.MaskedArray) for o in outs):
         return np.ma.stack(outs)
     return np.stack(outs)
 
 
-def assert_same_masked(got, want):
-    assert isinstance(got, np.ma.MaskedArray) == isinstance(want, np.ma.MaskedArray)
-    np.testing.assert_array_equal(np.ma.getmaskarray(got), np.ma.getmaskarray(want))
-    np.testing.assert_array_equal(np.ma.getdata(got), np.ma.getdata(want))
-    assert np.ma.getdata(got).dtype == np.ma.getdata(want).dtype
+def assert_same_masked(got, want, rtol=1e-12):
+    """Same masks, same data where unmasked, same dtype. The data under a mask is not
+    compared: the loop's np.ma.masked holds 0, the batch's masked element what the
+    computation left there (numpy.ma leaves it unspecified)."""
+    if isinstance(want, (tuple, list)):
+        assert type(got) is type(want) and len(got) == len(want)
+        for g, w in zip(got, want):
+            assert_same_masked(g, w, rtol)
+        return
+    mg, mw = np.ma.getmaskarray(got), np.ma.getmaskarray(want)
+    np.testing.assert_array_equal(mg, mw)
+    dg, dw = np.ma.getdata(got), np.ma.getdata(want)
+    assert dg.shape == dw.shape and dg.dtype == dw.dtype, (dg.shape, dw.shape, dg.dtype,
+                                                           dw.dtype)
+    np.testing.assert_allclose(dg[~mw], dw[~mw], rtol=rtol, equal_nan=True)
+    if mw.any():
+        assert isinstance(got, np.ma.MaskedArray)
 
 
-def reruns(f, xs, in_axes=0):
-    with pytest.warns(bt.PerformanceWarning, match="reruns once per example"):
-        got = bt.vmap(f, in_axes=in_axes)(xs)
-    assert_same_masked(got, loop(f, xs, in_axes))
+def vectorised(f, *xs, in_axes=0, rtol=1e-12):
+    """``f`` runs without a per-example loop (``fallback="error"``) and gives the loop's
+    result."""
+    with warnings.catch_warnings():
+        warnings.simplefilter("error", bt.PerformanceWarning)
+        got = bt.vmap(f, in_axes=in_axes, fallback="error")(*xs)
+    assert_same_masked(got, loop(f, *xs, in_axes=in_axes), rtol)
     return got
 
 
 PATTERNS = {
     "masked_invalid().mean()": lambda x: np.ma.masked_invalid(x).mean(),
     "masked_invalid().std(ddof=1)": lambda x: np.ma.masked_invalid(x).std(ddof=1),
+    "masked_invalid().var(axis=0)": lambda x: np.ma.masked_invalid(x.reshape(2, 3)).var(axis=0),
     "masked_where().filled(0)": lambda x: np.ma.masked_where(x > 0.5, x).filled(0.0),
     "masked_greater().sum()": lambda x: np.ma.masked_greater(x, 0.0).sum(),
     "masked_outside().count()": lambda x: np.ma.masked_outside(x, -1.0, 1.0).count(),
+    "count(axis, keepdims)": lambda x: np.ma.masked_invalid(x.reshape(3, 2)).count(
+        axis=-1, keepdims=True),
     "np.ma.log masks the domain": lambda x: np.ma.log(x),
+    "np.log of a masked array": lambda x: np.log(np.ma.masked_invalid(x)),
+    "operators": lambda x: (np.ma.masked_invalid(x) * 2 + 1) / np.ma.masked_less(x, 0),
+    "comparison": lambda x: np.ma.masked_invalid(x) > 0,
     "getmaskarray": lambda x: np.ma.getmaskarray(np.ma.masked_invalid(x)),
+    "getdata": lambda x: np.ma.getdata(np.ma.masked_invalid(x)) * 1.0,
+    "is_masked": lambda x: np.ma.is_masked(np.ma.masked_invalid(x)),
     "median": lambda x: np.ma.median(np.ma.masked_invalid(x)),
+    "median axis=0": lambda x: np.ma.median(np.ma.masked_invalid(x.reshape(2, 3)), axis=0),
+    "average": lambda x: np.ma.average(np.ma.masked_invalid(x), weights=np.arange(6.0) + 1),
+    "average returned": lambda x: np.ma.average(np.ma.masked_invalid(x.reshape(2, 3)),
+                                                axis=1, weights=[1.0, 2.0, 3.0],
+                                                returned=True),
+    "argmin, argmax": lambda x: (np.ma.masked_invalid(x).argmin(),
+                                 np.ma.masked_invalid(x.reshape(2, 3)).argmax(axis=1)),
+    "min, max, ptp": lambda x: (np.ma.min(np.ma.masked_invalid(x)),
+                                np.ma.masked_invalid(x).max(), np.ma.ptp(np.ma.masked_invalid(x))),
+    "np.sum, np.mean on a masked array": lambda x: (np.sum(np.ma.masked_invalid(x)),
+                                                    np.mean(np.ma.masked_invalid(x))),
+    "cumsum": lambda x: np.ma.masked_invalid(x).cumsum(),
     "compressed().sum()": lambda x: np.ma.masked_invalid(x).compressed().sum(),
     "a masked array returned": lambda x: np.ma.masked_invalid(x),
     "fix_invalid": lambda x: np.ma.fix_invalid(x, fill_value=-1.0),
     "masked_values, 2-d": lambda x: np.ma.atleast_2d(np.ma.masked_values(x, 0.0)),
+    "array(mask=)": lambda x: np.ma.array(x, mask=~np.isfinite(x)).sum(),
+    "masked_array(mask=plain)": lambda x: np.ma.masked_array(
+        x, mask=[True, False, False, False, False, True]).mean(),
+    "MaskedArray(ndmin=2)": lambda x: np.ma.MaskedArray(x, ndmin=2),
+    "x[i], x[1:]": lambda x: (np.ma.masked_invalid(x)[2], np.ma.masked_invalid(x)[1:]),
+    "x[1:] = masked": lambda x: _set(np.ma.masked_invalid(x), slice(1, 3), np.ma.masked),
+    "x[cond] = masked": lambda x: _set_where(np.ma.masked_invalid(x)),
+    "x[argsort()[:2]] = masked": lambda x: _set_sorted(np.ma.masked_invalid(x)),
+    "sort": lambda x: np.ma.sort(np.ma.masked_invalid(x)),
+    "reshape, transpose, ravel": lambda x: np.ma.masked_invalid(x).reshape(2, 3).T.ravel(),
+    "np.ma.minimum.reduce": lambda x: np.ma.minimum.reduce(np.ma.masked_invalid(x)),
+    "np.ma.add.reduce": lambda x: np.ma.add.reduce(np.ma.masked_invalid(x)),
+    "in place": lambda x: _iadd(np.ma.masked_invalid(x)),
 }
 
 
+def _set(m, key, value):
+    m[key] = value
+    return m
+
+
+def _set_where(m):
+    m[(m > 0.5).filled(True)] = np.ma.masked
+    return m
+
+
+def _set_sorted(m):
+    m[m.argsort()[:2]] = np.ma.masked
+    return m
+
+
+def _iadd(m):
+    m += np.ma.masked_greater(np.ones(6), 2.0)
+    return m
+
+
 @pytest.mark.parametrize("name", PATTERNS)
-def test_numpy_ma_patterns_give_the_loops_result(name):
-    reruns(PATTERNS[name], XS)
+def test_numpy_ma_patterns_run_vectorised(name):
+    vectorised(PATTERNS[name], XS)
+
+
+@pytest.mark.parametrize("name", ["masked_invalid().mean()", "median", "argmin, argmax",
+                                  "a masked array returned", "x[argsort()[:2]] = masked"])
+@pytest.mark.parametrize("dtype", [np.float32, np.int64])
+def test_other_dtypes(name, dtype):
+    xs = (XS * 10).astype(dtype) if dtype != np.int64 else np.nan_to_num(XS * 10).astype(dtype)
+    vectorised(PATTERNS[name], xs, rtol=1e-5)
+
+
+def test_a_reductions_fully_masked_example_promotes_as_the_loops_np_ma_stack():
+    # the loop's np.ma.masked is a float64: np.ma.stack of it and float32 scalars is float64
+    got = vectorised(lambda x: np.ma.masked_invalid(x).sum(), XS.astype(np.float32), rtol=1e-5)
+    assert got.dtype == np.float64 and got.mask[4]
+    # and without a fully masked example, the float32 scalars as they are, unmasked
+    got = vectorised(lambda x: np.ma.masked_invalid(x).sum(), XS[:4].astype(np.float32),
+                     rtol=1e-5)
+    assert type(got) is np.ndarray and got.dtype == np.float32
+
+
+def test_median_of_an_example_without_masked_elements_is_np_median():
+    # numpy.ma.median takes np.median where nothing is masked (NaN for data with a NaN),
+    # which the batch's masked path would not give
+    xs = CLEAN.copy()
+    xs[0, 2] = np.nan  # example 0: a NaN and nothing masked: np.median gives NaN
+    f = lambda x: np.ma.median(np.ma.masked_greater(x, 1.0))  # noqa: E731
+    got = vectorised(f, xs)
+    assert np.isnan(got[0])
 
 
 @pytest.mark.parametrize("in_axes", [0, 1, -1])
 def test_in_axes(in_axes):
-    xs = XS if in_axes == 0 else np.ascontiguousarray(XS.T)
-    reruns(PATTERNS["a masked array returned"], xs, in_axes)
+    xs = XS if in_axes == 0 else np.ascontiguousarray(np.moveaxis(XS, 0, in_axes))
+    for name in ("a masked array returned", "masked_invalid().mean()", "x[1:] = masked"):
+        vectorised(PATTERNS[name], xs, in_axes=in_axes)
 
 
-def test_partial_and_nested():
+def test_layouts_transposed_negative_strides_read_only():
+    xs = np.asfortranarray(XS)
+    ro = XS.copy()
+    ro.flags.writeable = False
+    for x in (xs, XS[::-1], ro, np.ascontiguousarray(XS.T).T):
+        vectorised(PATTERNS["masked_invalid().std(ddof=1)"], x)
+        vectorised(PATTERNS["a masked array returned"], x)
+
+
+def test_partial_unbatched_arguments():
     w = RNG.normal(size=6)
-    f = lambda x, w: np.ma.masked_invalid(x * w).sum()  # noqa: E731
-    with pytest.warns(bt.PerformanceWarning):
-        got = bt.vmap(f, in_axes=(0, None))(XS, w)
-    assert_same_masked(got, loop(lambda x: f(x, w), XS))
+    f = lambda x, w: np.ma.masked_invalid(x * w).sum() + np.ma.masked_less(w, 0).mean()  # noqa
+    vectorised(f, XS, w, in_axes=(0, None))
+    g = lambda x, w: np.ma.masked_where(w > 0, x).filled(0.0)  # noqa: E731  (plain condition)
+    vectorised(g, XS, w, in_axes=(0, None))
+    h = lambda w, x: np.ma.masked_where(x > 0, w)  # noqa: E731  (plain data, batched condition)
+    vectorised(h, w, XS, in_axes=(None, 0))
+
+
+def test_a_plain_masked_array_beside_a_batched_value():
+    plain = np.ma.masked_greater(RNG.normal(size=6), 0.5)
+    for f in (lambda x: x + plain, lambda x: plain * x, lambda x: np.add(x, plain),
+              lambda x: np.sum(x * plain), lambda x: x > plain):
+        vectorised(f, CLEAN)
+
+
+def test_nested_gives_the_loops_result():
     grid = np.stack([XS, XS[::-1]])
-    g = PATTERNS["masked_invalid().mean()"]
+    for name in ("masked_invalid().mean()", "x[1:] = masked", "median"):
+        g = PATTERNS[name]
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore", bt.PerformanceWarning)
+            got = bt.vmap(bt.vmap(g))(grid)
+        assert_same_masked(got, np.ma.stack([loop(g, xs) for xs in grid]))
+
+
+def test_the_per_op_loop_serves_the_rest_and_says_so():
+    f = lambda x: np.ma.cov(np.ma.masked_invalid(x.reshape(2, 3)))  # noqa: E731
+    with pytest.warns(bt.PerformanceWarning, match="once per example"):
+        got = bt.vmap(f)(XS)
+    assert_same_masked(got, loop(f, XS))
+    with pytest.raises(bt.BatchingError, match="cov"):
+        bt.vmap(f, fallback="error")(XS)
+
+
+def test_explain_names_the_masked_paths():
+    report = bt.explain(PATTERNS["masked_invalid().mean()"], XS)
+    paths = {op.op: op.path for op in report.ops}
+    assert paths and set(paths.values()) == {"rule"}, paths
+    assert "masked_invalid" in str(report)
+
+
+def test_looks_like_a_masked_array():
+    seen = {}
+
+    def f(x):
+        m = np.ma.masked_invalid(x)
+        seen.setdefault("types", (isinstance(m, np.ma.MaskedArray), isinstance(m, np.ndarray),
+                                  type(m) is BatchedMaskedArray, np.ma.isMaskedArray(m),
+                                  np.ma.isMaskedArray(x)))
+        seen.setdefault("shape", (m.shape, m.ndim, m.size, m.dtype, len(m)))
+        return m.filled(0.0)
+
+    vectorised(f, XS)  # (vmap first: the loop's examples answer after it)
+    assert seen["types"] == (True, True, True, True, False)
+    assert seen["shape"] == ((6,), 1, 6, np.float64, 6)
+
+
+def test_branches_on_a_masked_value_run_as_groups():
+    def f(x):
+        m = np.ma.masked_invalid(x)
+        if m.count() > 5:
+            return m.mean()
+        return m.sum()
+
     with warnings.catch_warnings():
         warnings.simplefilter("ignore", bt.PerformanceWarning)
-        got = bt.vmap(bt.vmap(g))(grid)
-    assert_same_masked(got, np.ma.stack([loop(g, xs) for xs in grid]))
-
-
-def test_fallback_error_raises_the_clear_error():
-    with pytest.raises(SubclassViewError, match="ndarray subclasses"):
-        bt.vmap(PATTERNS["masked_invalid().mean()"], fallback="error")(XS)
+        got = bt.vmap(f)(XS)
+    assert_same_masked(got, loop(f, XS))
 
 
 def test_batch_sizes_one_and_zero():
-    reruns(PATTERNS["a masked array returned"], XS[:1])
-    # no example to rerun, and no example's result to take the shape from: the loop's
-    # np.stack of nothing raises too
-    with pytest.raises(bt.BatchingError, match="ndarray subclasses"):
-        bt.vmap(lambda x: np.ma.masked_invalid(x).filled(0.0))(XS[:0])
+    vectorised(PATTERNS["a masked array returned"], XS[:1])
+    vectorised(PATTERNS["masked_invalid().mean()"], XS[4:])  # one fully masked example
+    got = bt.vmap(PATTERNS["a masked array returned"])(XS[:0])
+    assert isinstance(got, np.ma.MaskedArray) and got.shape == (0, 6)
+
+
+def test_zero_d_and_size_zero_examples():
+    vectorised(lambda x: np.ma.masked_invalid(x).sum(), XS[:, 0])
+    vectorised(lambda x: np.ma.masked_invalid(x) * 2, XS[:, 0])
+    vectorised(lambda x: np.ma.masked_invalid(x).sum(axis=0), XS[:, :0])
+
+
+def test_writes_reach_the_input_as_in_the_loop():
+    # np.ma.asarray keeps the data: a write into it is a write into the argument
+    f = lambda x: _set(np.ma.asarray(x), 0, 7.0).sum()  # noqa: E731
+    mine, theirs = XS.copy(), XS.copy()
+    bt.vmap(f, fallback="error")(mine)
+    loop(f, theirs)
+    np.testing.assert_array_equal(mine, theirs)
+    assert (mine[:, 0] == 7.0).all()
 
 
 def test_threads():
     def run(i):
         xs = XS + i
-        with warnings.catch_warnings():
-            warnings.simplefilter("ignore", bt.PerformanceWarning)
-            for _ in range(5):
-                f = PATTERNS["masked_where().filled(0)"]
-                assert_same_masked(bt.vmap(f)(xs), loop(f, xs))
+        for _ in range(5):
+            for name in ("masked_where().filled(0)", "median", "x[cond] = masked"):
+                f = PATTERNS[name]
+                assert_same_masked(bt.vmap(f, fallback="error")(xs), loop(f, xs))
 
     on_threads(run)
 
@@ -114,13 +298,125 @@ def test_masked_inputs_are_refused_with_what_to_pass():
         bt.vmap(lambda x: x)(np.ma.masked_invalid(XS))
 
 
+def test_no_level_no_change():
+    # outside a vmap, numpy.ma is NumPy's own
+    assert np.ma.masked_invalid.__module__ == "numpy.ma.core"
+    assert np.ma.MaskedArray.__new__ is vars(np.ma.MaskedArray)["__new__"].__func__
+
+
 # ---- real code, unchanged: SciPy's statistics of masked data -----------------------------------
-@pytest.mark.parametrize("name, kw", [("gmean", {}), ("hmean", {}), ("trimmed_mean", {}),
-                                      ("tmean", {}), ("skew", {}), ("kurtosis", {}),
-                                      ("variation", {}), ("sem", {})])
-def test_scipy_mstats_of_masked_data(name, kw):
+MSTATS = [("gmean", {}), ("hmean", {}), ("tmean", {}), ("tvar", {}), ("tmin", {}),
+          ("tmax", {}), ("skew", {}), ("kurtosis", {}), ("variation", {}), ("sem", {}),
+          ("zscore", {}), ("trimmed_mean", {"limits": (0.1, 0.2)}),
+          ("trimboth", {"proportiontocut": 0.2}), ("winsorize", {"limits": (0.1, 0.1)}),
+          ("idealfourths", {})]
+# a count of kept elements that differs per example sets a length (int(n * 0.2), len(x)):
+# these run once per example on data with invalid values, vectorised on data without
+COUNTED = {"trimmed_mean", "trimboth", "winsorize", "idealfourths"}
+# SciPy's wrapper asks whether anything is masked (np.any(mask)): examples with and without
+# invalid values take different branches, which run as groups
+BRANCHING = {"gmean", "hmean"}
+
+
+@pytest.mark.parametrize("name, kw", MSTATS)
+def test_scipy_mstats_runs_vectorised(name, kw):
     mstats = pytest.importorskip("scipy.stats.mstats", reason="SciPy is not installed")
     fn = getattr(mstats, name)
-    positive = np.abs(XS[:4]) + 0.5
     f = lambda x: fn(np.ma.masked_invalid(x), **kw)  # noqa: E731
-    reruns(f, positive)
+    vectorised(f, np.abs(CLEAN) + 0.5, rtol=1e-10)
+    with_invalid = np.abs(XS[:4]) + 0.5
+    if name in COUNTED or name in BRANCHING:
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore", bt.PerformanceWarning)
+            assert_same_masked(bt.vmap(f)(with_invalid), loop(f, with_invalid), 1e-10)
+    else:
+        vectorised(f, with_invalid, rtol=1e-10)
+
+
+# ---- memory: views, copies and shared data, as the loop's --------------------------------------
+def test_filled_is_a_view_where_nothing_is_masked_and_a_copy_otherwise():
+    def write_into_filled(x):
+        d = np.ma.masked_greater(x, 10.0, copy=False).filled(0.0)  # x itself: nothing masked
+        d[0] = 7.0
+        return d
+
+    def write_into_asarray(x):
+        d = np.ma.asarray(x).filled(0.0)  # nomask: the data itself
+        d[0] = 7.0
+        return d
+
+    for f in (write_into_filled, write_into_asarray):
+        mine, theirs = CLEAN.copy(), CLEAN.copy()
+        vectorised(f, mine)
+        loop(f, theirs)
+        np.testing.assert_array_equal(mine, theirs)
+        assert (mine[:, 0] == 7.0).all()
+    # every example masks something: copies, the input untouched
+    g = lambda x: _set(np.ma.masked_greater(x, -10.0, copy=False).filled(0.0), 0, 7.0)  # noqa
+    mine = CLEAN.copy()
+    vectorised(g, mine)
+    np.testing.assert_array_equal(mine, CLEAN)
+
+
+def test_filled_of_examples_that_differ_is_read_only():
+    # the loop's views write into x for the examples without a masked element only
+    def f(x):
+        d = np.ma.masked_invalid(x).filled(0.0)
+        d[0] = 7.0
+        return d
+
+    with pytest.raises(ValueError, match="read-only"):
+        bt.vmap(f, fallback="error")(XS.copy())
+    got = vectorised(lambda x: np.ma.masked_invalid(x).filled(0.0) + 1, XS)  # reading is fine
+    assert got.shape == XS.shape
+
+
+def test_plain_data_under_a_batched_mask_is_shared_as_in_the_loop():
+    data = RNG.normal(size=6)
+    masks = RNG.random((4, 6)) < 0.4
+    vectorised(lambda m: np.ma.array(data, mask=m).mean(), masks)
+    vectorised(lambda m: np.ma.array(data, mask=m, copy=True).filled(0.0), masks)
+    with pytest.raises(bt.SharedWriteError, match="copy=True"):
+        bt.vmap(lambda m: _set(np.ma.array(data, mask=m), 0, 1.0).sum())(masks)
+    vectorised(lambda m: _set(np.ma.array(data, mask=m, copy=True), 0, 1.0).sum(), masks)
+
+
+def test_the_examples_own_masks_are_their_masks():
+    # np.ma.array(x, mask=m) keeps m itself (copy=False): a write into the mask reaches m
+    def f(x, m):
+        a = np.ma.array(x, mask=m)
+        a[0] = np.ma.masked
+        return a.sum()
+
+    masks = RNG.random((4, 6)) < 0.3
+    mine, theirs = masks.copy(), masks.copy()
+    vectorised(f, CLEAN, mine)
+    loop(f, CLEAN, theirs)
+    np.testing.assert_array_equal(mine, theirs)
+    assert mine[:, 0].all()
+
+
+def test_a_numpy_bool_per_example_as_the_mask():
+    # np.False_ *is* np.ma.nomask: those examples have no mask, the others are masked
+    xs = RNG.normal(size=(4,)).astype(np.float32)
+    for ms in (np.array([False, True, False, True]), np.zeros(4, bool), np.ones(4, bool)):
+        vectorised(lambda x, m: np.ma.array(x, mask=m).mean(), xs, ms, rtol=1e-6)
+        vectorised(lambda x, m: np.ma.array(x, mask=m) * 2, xs, ms, rtol=1e-6)
+
+
+def test_a_plain_masked_array_on_the_left_of_an_operator():
+    plain = np.ma.masked_greater(RNG.normal(size=6), 0.5)
+    for f in (lambda x: plain + np.ma.masked_invalid(x), lambda x: plain / x,
+              lambda x: plain < np.ma.masked_invalid(x), lambda x: plain ** 2 - x):
+        vectorised(f, XS)
+
+
+def test_array_api_extra_at_set_answers_as_the_examples_do():
+    xpx = pytest.importorskip("scipy._lib.array_api_extra", reason="SciPy is not installed")
+
+    def f(x):
+        m = np.ma.masked_invalid(x)
+        return xpx.at(m, m > 1.0).set(np.nan)  # in place, as for each example's masked array
+
+    vectorised(f, XS)
+    vectorised(lambda x: xpx.at(x, x > 1.0).set(0.0), CLEAN)

@@ -20,6 +20,10 @@ __all__ = ["loop_call", "reset_warnings"]
 
 _warned: set = set()
 
+#: batched types besides BatchedTensor (``masked.py``'s): type -> ``example(x, level, i)``;
+#: each has ``_level`` and ``batch_size``
+EXAMPLES: dict = {}
+
 
 def reset_warnings() -> None:
     """Forget which ops already warned (tests use it)."""
@@ -44,6 +48,8 @@ def _batch_size(obj: Any, level) -> int | None:
                 return n
     elif t is slice:
         return _batch_size((obj.start, obj.stop, obj.step), level)
+    elif t in EXAMPLES:
+        return obj.batch_size if obj._level is level else None
     return None
 
 
@@ -63,6 +69,8 @@ def _select(obj: Any, level, i: int, sources: dict) -> Any:
         return {k: _select(v, level, i, sources) for k, v in obj.items()}
     if t is slice:
         return slice(*(_select(x, level, i, sources) for x in (obj.start, obj.stop, obj.step)))
+    if t in EXAMPLES:
+        return EXAMPLES[t](obj, level, i)
     if isinstance(obj, tuple) and hasattr(type(obj), "_fields"):
         return t(*(_select(x, level, i, sources) for x in obj))
     return obj
@@ -232,6 +240,8 @@ def _stack_column(col: list, level, name: str) -> Any:
     if read_only:
         col = [x.value if isinstance(x, _View) else x for x in col]
     first = col[0]
+    if any(isinstance(x, np.ma.MaskedArray) for x in col):
+        return slots.stack_masked(col, level)  # as np.ma.stack stacks: the masks kept
     if isinstance(first, _Input):
         if all(isinstance(x, _Input) and x.source is first.source for x in col):
             return first.source

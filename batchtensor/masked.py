@@ -1,0 +1,1649 @@
+"""Masked arrays with a batch: ``numpy.ma`` on batched values, vectorised.
+
+Per example, ``np.ma.masked_invalid(x)`` (``np.ma.asarray``, ``np.ma.array(x, mask=m)``...) makes
+a ``MaskedArray``: data and a boolean mask. A batch of them is one ``MaskedArray`` whose first
+axis is the batch axis (``BatchedMaskedArray._ma``): data and mask batched together. The code
+``f`` runs sees a ``BatchedMaskedArray``, which looks like one example: ``isinstance(x,
+np.ma.MaskedArray)`` and ``isinstance(x, np.ndarray)`` hold, ``.mask``, ``.data``, ``.filled()``,
+``.count()``, ``.compressed()`` and the reductions answer per example.
+
+Why a type of its own rather than a BatchedTensor holding a ``MaskedArray``: NumPy's functions on
+a ``MaskedArray`` mostly ignore the mask or keep it by accident, and a batch rule may compute one
+NumPy function through another (``np.median`` through a sort), which on a masked physical value
+could give another answer than the loop. So only what this module knows to give the loop's
+answer runs vectorised, each on the batched ``MaskedArray`` by ``numpy.ma``'s own code:
+
+- ufuncs and ``numpy.ma``'s elementwise functions (``np.log``, ``np.ma.log``, ``x + y``: the
+  operators call ``numpy.ma``'s functions, as ``MaskedArray``'s do); the mask of each element
+  comes from the same elements in the batch as in one example;
+- the constructors, masks by value (``masked_invalid``, ``masked_where``, ``masked_greater``...),
+  ``getmask``/``getmaskarray``/``getdata``/``is_masked``/``filled``/``count``;
+- reductions over the example's axes (``sum``, ``mean``, ``var``, ``std``, ``min``, ``max``,
+  ``argmin``... as methods, ``np.ma`` functions and NumPy functions), ``np.ma.median`` and
+  ``np.ma.average``; an axis of the example is an axis of the batch one further on;
+- basic indexing and writes (``x[i]``, ``x[1:] = np.ma.masked``), shape methods;
+- ``compressed()``: the kept elements of every example, a ragged selection (``rules/ragged.py``).
+
+Everything else runs once per example (the per-op loop, warned), on the examples' own
+``MaskedArray``s, so it gives the loop's answer at the loop's cost.
+
+``numpy.ma`` looks at whether a mask is ``nomask`` or holds any masked element, for the whole
+array, and takes other paths for it (``mean`` without a mask is ``ndarray.mean``). For the batch
+that whole array is every example's, so an example without a masked element may take the masked
+path where the loop took the other. The paths give the same values (rounding aside), with one
+exception handled here: ``mean``, ``var`` and ``std`` to one value per example divide NumPy
+scalars, which mask no NaN, where the batch's arrays would (``_scalar_moment``). What stays
+different (docs/semantics.md, "Masked arrays"): where the loop's example
+holds ``nomask``, the batch may hold a mask of False (``x.mask is np.ma.nomask`` differs), and a
+reduction's fully masked example is ``np.ma.masked`` in the loop, a masked element here.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import functools
+import inspect
+import math
+import operator
+import sys
+from typing import Any, Callable
+
+import numpy as np
+from numpy.lib.array_utils import normalize_axis_index, normalize_axis_tuple
+
+from . import conversions
+from .boxed import loop as _loop_module
+from .boxed.loop import loop_call
+from .config import config
+from .dispatch import truth_value
+from .errors import DataDependentError, SharedWriteError, SubclassViewError
+from .levels import Level, current_level, note_write
+from .registry import Path, record, slots
+from .rules._helpers import move_bdim_to_front
+from .rules.ragged import Ragged
+from .tensor import (VIEW_AS_MASKED, AttributeOp, BatchedTensor, MethodOp, new_batched,
+                     scalar_per_example)
+
+__all__ = ["BatchedMaskedArray", "is_masked_batch"]
+
+_MA = np.ma.MaskedArray
+_NOMASK = np.ma.nomask
+_MA_NAMESPACE = np.ma
+_NUMERIC = "biufc"
+_TYPE = type
+
+
+def is_masked_batch(x: Any) -> bool:
+    return type(x) is BatchedMaskedArray
+
+
+# ---- operands ---------------------------------------------------------------------------------
+def _other_level(what: str, level: Level | None) -> SubclassViewError:
+    return SubclassViewError(
+        f"{what}: a masked array batched at one vmap level meets a value batched at another "
+        f"(a nested vmap): masked batches are vectorised at one level only", level)
+
+
+def _is_batched(v: Any) -> bool:
+    t = type(v)
+    return t is BatchedTensor or t is BatchedMaskedArray or t is Ragged
+
+
+def _first_batched(args: tuple, kwargs: dict) -> Any:
+    for v in (*args, *kwargs.values()):
+        if _is_batched(v):
+            return v
+        if type(v) is list or type(v) is tuple:
+            for w in v:
+                if _is_batched(w):
+                    return w
+    return None
+
+
+def _level_of(values) -> Level:
+    """The vmap level of the batched operands (in lists and tuples too)."""
+    level = None
+    for v in values:
+        t = type(v)
+        if t is list or t is tuple:
+            inner = [w for w in v if _is_batched(w)]
+            if inner:
+                lv = _level_of(inner)
+                if level is not None and lv is not level:
+                    raise _other_level("numpy.ma", level)
+                level = lv
+            continue
+        if t is Ragged:
+            raise v.no_batched_meaning("a numpy.ma function")
+        if t is BatchedTensor or t is BatchedMaskedArray:
+            if level is None:
+                level = v._level
+            elif v._level is not level:
+                raise _other_level("numpy.ma", level)
+    if level is None:
+        raise TypeError("no batched operand")
+    return level
+
+
+def _example_ndim(v: Any) -> int:
+    t = type(v)
+    if t is BatchedMaskedArray:
+        return v._ma.ndim - 1
+    if t is BatchedTensor:
+        return v.ndim
+    return np.ndim(v)
+
+
+def _physical(v: Any, level: Level, what: str) -> Any:
+    """The batch-first physical value of an operand (a plain value as it is)."""
+    t = type(v)
+    if t is BatchedMaskedArray:
+        if v._level is not level:
+            raise _other_level(what, level)
+        return v._ma
+    if t is BatchedTensor:
+        # (a value batched at an outer level too is a BatchedTensor inside, which says it is
+        # an ndarray: ask its type)
+        if v._level is not level or type(v._value) is BatchedTensor or \
+                not isinstance(v._value, np.ndarray):
+            raise _other_level(what, level)
+        return move_bdim_to_front(v._value, v._bdim)
+    if t is Ragged:
+        raise v.no_batched_meaning(what)
+    return v
+
+
+def _aligned(values, level: Level, what: str) -> list:
+    """Physical operands that broadcast as the examples do: a batched operand of fewer axes than
+    the widest gets length-1 axes after its batch axis (a plain one broadcasts from the right,
+    as it is)."""
+    nds = [_example_ndim(v) for v in values]
+    widest = max(nds, default=0)
+    out = []
+    for v, nd in zip(values, nds):
+        p = _physical(v, level, what)
+        if p is not v and nd < widest:
+            p = p.reshape(p.shape[:1] + (1,) * (widest - nd) + p.shape[1:])
+        out.append(p)
+    return out
+
+
+def _scalar_operand(v: Any) -> bool:
+    t = type(v)
+    if t is BatchedMaskedArray:
+        return v._scalar
+    if t is BatchedTensor:
+        return scalar_per_example(v)
+    return True
+
+
+def _wrap(res: Any, level: Level, scalar: bool = False) -> Any:
+    """A batch-first physical result as the examples' values. ``scalar``: each example's
+    result is a NumPy scalar or ``np.ma.masked`` where it is 0-d (a reduction, ``x[i]``)."""
+    if isinstance(res, _MA):
+        if res.ndim == 1 and scalar:
+            m = res._mask
+            if m is _NOMASK or not m.any():
+                return new_batched(np.asarray(res.data), 0, level)
+            if res.dtype.kind in _NUMERIC:
+                # np.ma.masked is a float64: the loop's np.ma.stack promotes to it
+                res = res.astype(_with_masked_dtype(res))
+            return BatchedMaskedArray(level, res, scalar=True)
+        return BatchedMaskedArray(level, res)
+    if isinstance(res, np.ndarray):
+        out = new_batched(res.view(np.ndarray) if type(res) is not np.ndarray else res, 0,
+                          level)
+        if res.ndim == 1 and not scalar:
+            out._array0d = True
+        return out
+    if type(res) is tuple:
+        return tuple(_wrap(r, level, scalar) for r in res)
+    return res
+
+
+def _with_masked_dtype(res: Any) -> np.dtype:
+    """The dtype the loop's ``np.ma.stack`` gives 0-d results of which some are
+    ``np.ma.masked`` (a float64): float64 where every example is, else promoted with it."""
+    mask = np.ma.getmaskarray(res)
+    if mask.shape[0] and bool(mask.all()):
+        return np.dtype(np.float64)
+    return np.result_type(res.dtype, np.float64)
+
+
+def _per_example(op: Any, args: tuple, kwargs: dict, level: Level | None = None) -> Any:
+    """The per-op loop: ``op`` once per example, on the examples' own masked arrays."""
+    if level is None:
+        level = _level_of((*args, *kwargs.values()))
+    record(op, Path.LOOP, "numpy.ma: no vectorised path for these arguments")
+    return loop_call(op, args, kwargs, level)
+
+
+def _asmasked(v: Any, level: Level) -> BatchedMaskedArray:
+    """``np.ma.asanyarray`` of an operand: a masked batch as it is, a plain one without mask."""
+    if type(v) is BatchedMaskedArray:
+        return v
+    return BatchedMaskedArray(level, _MA(_physical(v, level, "numpy.ma")))
+
+
+def _axes(axis: Any, nd: int) -> tuple:
+    """The physical axes (batch first) of an example's ``axis`` (None: all of them)."""
+    if axis is None:
+        return tuple(range(1, nd + 1))
+    return tuple(a + 1 for a in normalize_axis_tuple(axis, nd))
+
+
+def _flat(m: Any) -> Any:
+    """Each example flattened: ``(B, size)``."""
+    return m.reshape(m.shape[0], math.prod(m.shape[1:]))  # (-1 fails with no example)
+
+
+def _scalar_moment(m: Any, name: str, axes: tuple, dtype: Any = None, ddof: int = 0) -> Any:
+    """``mean``/``var``/``std`` of each example to one value, where examples have masks: per
+    example NumPy computes the last division on scalars (``np.float64 / count``), where the
+    batch divides arrays with ``numpy.ma``'s division, which masks a non-finite quotient. So
+    the division is redone as the examples do it: ``mean`` keeps a NaN or inf unmasked (only
+    an example with nothing kept is ``np.ma.masked``); ``var`` divides with ``np.ma.divide``
+    on the scalars, which masks a non-finite quotient (and a count of zero or less)."""
+    cnt = m.count(axis=axes)
+    with np.errstate(divide="ignore", invalid="ignore"):
+        if name == "mean":
+            if dtype is None and m.dtype.kind in "biu":  # as MaskedArray.mean
+                dtype = np.dtype("f8")
+            total = m.sum(axis=axes, dtype=dtype)
+            data = np.ma.getdata(total) * 1.0 / cnt
+            return _MA(data, mask=cnt == 0)
+        cnt = cnt - ddof
+        danom = m - m.mean(axis=axes, dtype=dtype, keepdims=True)
+        danom = np.ma.absolute(danom) ** 2 if np.iscomplexobj(m) else danom * danom
+        total = danom.sum(axis=axes)
+        num = np.ma.getdata(total)
+        data = num / cnt
+        mask = np.ma.getmaskarray(total) | ~np.isfinite(data) | (
+            np.absolute(num) * np.finfo(float).tiny >= np.absolute(cnt))
+        res = _MA(data, mask=mask)
+    return np.ma.sqrt(res) if name == "std" else res
+
+
+# ---- the batched masked array -----------------------------------------------------------------
+class BatchedMaskedArray:
+    """A batch of masked arrays (see the module docstring): ``_ma`` holds them batch first.
+
+    >>> import numpy as np, batchtensor as bt
+    >>> xs = np.array([[1.0, np.nan, 3.0], [4.0, 5.0, np.inf]])
+    >>> bt.vmap(lambda x: np.ma.masked_invalid(x).mean())(xs)
+    array([2. , 4.5])
+    """
+
+    __slots__ = ("_level", "_ma", "_scalar", "_shared")
+
+    def __init__(self, level: Level, ma: Any, scalar: bool = False):
+        self._level = level
+        self._ma = ma
+        self._scalar = scalar  # each example a NumPy scalar or np.ma.masked (a reduction's)
+        self._shared = False  # the data is one plain array every example shares
+
+    # ---- what one example looks like -----------------------------------------------------
+    @property
+    def __class__(self):
+        """``np.ma.MaskedArray``, as for each example (``isinstance`` checks pass), or this
+        class where each example is a NumPy scalar or ``np.ma.masked``."""
+        return BatchedMaskedArray if self._scalar else type(self._ma)
+
+    @property
+    def shape(self) -> tuple:
+        return tuple(self._ma.shape[1:])
+
+    @property
+    def ndim(self) -> int:
+        return self._ma.ndim - 1
+
+    @property
+    def size(self) -> int:
+        return math.prod(self.shape)
+
+    @property
+    def dtype(self) -> np.dtype:
+        return self._ma.dtype
+
+    @property
+    def itemsize(self) -> int:
+        return self._ma.dtype.itemsize
+
+    @property
+    def nbytes(self) -> int:
+        return self.size * self._ma.dtype.itemsize
+
+    @property
+    def batch_size(self) -> int:
+        return self._ma.shape[0]
+
+    @property
+    def device(self) -> str:
+        return "cpu"  # NumPy's (masked arrays are NumPy's only)
+
+    @property
+    def level(self) -> Level:
+        return self._level
+
+    def __repr__(self) -> str:
+        return (f"BatchedMaskedArray(shape={self.shape}, dtype={self.dtype}, "
+                f"level={self._level.id}, batch_size={self.batch_size})")
+
+    def _arrays_only(self, what: str) -> None:
+        """Each example is a NumPy scalar or np.ma.masked: one has ``what``, the other not."""
+        if self._scalar:
+            raise DataDependentError(
+                f"{what} of a reduction's result: per example it is a NumPy scalar where the "
+                f"example has kept elements and np.ma.masked where it has none, and only "
+                f"np.ma.masked has {what}", self._level)
+
+    # ---- mask and data ---------------------------------------------------------------------
+    @property
+    def mask(self) -> Any:
+        self._arrays_only("the mask")
+        m = self._ma._mask
+        return _NOMASK if m is _NOMASK else _wrap(m, self._level)
+
+    @mask.setter
+    def mask(self, value: Any) -> None:
+        self._arrays_only("the mask")
+        note_write(self._level, self._ma)
+        if _is_batched(value):
+            value = _aligned((value,), self._level, "x.mask = ...")[0]
+            value = np.broadcast_to(value.reshape(value.shape[:1] + (1,) * (
+                self._ma.ndim - value.ndim) + value.shape[1:]), self._ma.shape)
+        self._ma.mask = value
+
+    _mask = mask
+
+    @property
+    def data(self) -> BatchedTensor:
+        self._arrays_only("the data")
+        return _wrap(self._ma.data, self._level)
+
+    _data = data
+
+    @property
+    def fill_value(self) -> Any:
+        return self._ma.fill_value
+
+    @fill_value.setter
+    def fill_value(self, value: Any) -> None:
+        if _is_batched(value):
+            _per_example(setattr, (self, "fill_value", value), {})
+            return
+        self._ma.fill_value = value
+
+    @property
+    def hardmask(self) -> bool:
+        return self._ma.hardmask
+
+    @property
+    def sharedmask(self) -> bool:
+        return self._ma.sharedmask
+
+    @property
+    def baseclass(self) -> type:
+        return self._ma.baseclass
+
+    def harden_mask(self) -> BatchedMaskedArray:
+        self._ma.harden_mask()
+        return self
+
+    def soften_mask(self) -> BatchedMaskedArray:
+        self._ma.soften_mask()
+        return self
+
+    def _update_from(self, obj: Any) -> None:
+        """The attributes (fill value, hard mask...) of ``obj``, as ``numpy.ma`` copies them
+        onto a result."""
+        if type(obj) is BatchedMaskedArray:
+            obj = obj._ma
+        elif _is_batched(obj):
+            return
+        self._ma._update_from(obj)
+
+    def unshare_mask(self) -> BatchedMaskedArray:
+        self._ma.unshare_mask()
+        return self
+
+    def filled(self, fill_value: Any = None) -> Any:
+        """The data, ``fill_value`` where masked. Per example NumPy returns the data itself
+        (a view) where nothing is masked, a copy otherwise; where the examples differ, the
+        batch's copy is read-only, so that a write into it raises instead of missing the
+        data the loop's views would write into."""
+        self._arrays_only("filled()")
+        if _is_batched(fill_value):
+            return _per_example(MethodOp("filled"), (self, fill_value), {})
+        record(_MA.filled, Path.RULE)
+        m = self._ma
+        res = m.filled(fill_value)
+        mask = m._mask
+        if mask is not _NOMASK and res is not m._data and m.shape[0] and m.size:
+            some = _flat(mask).any(axis=1)
+            if not some.all() and m.shape[1:] and math.prod(m.shape[1:]):
+                res.flags.writeable = False
+        return _wrap(res, self._level)
+
+    def count(self, axis: Any = None, keepdims: Any = np._NoValue) -> Any:
+        self._arrays_only("count()")
+        nd = self.ndim
+        axes = _axes(axis, nd)
+        kd = keepdims is not np._NoValue and bool(keepdims)
+        m = self._ma._mask
+        if m is _NOMASK:
+            m = np.zeros(self._ma.shape, dtype=bool)
+        res = np.sum(~m, axis=axes, dtype=np.intp, keepdims=kd)
+        record(_MA.count, Path.RULE)
+        return _wrap(res, self._level, scalar=res.ndim == 1)
+
+    def compressed(self) -> Any:
+        """The kept elements of each example: as many per example as it keeps."""
+        self._arrays_only("compressed()")
+        m = self._ma
+        counts = np.sum(~np.ma.getmaskarray(_flat(m)), axis=1, dtype=np.intp)
+        values = m.compressed()
+        record(_MA.compressed, Path.RULE)
+        if counts.shape[0] and np.all(counts == counts[0]):
+            return new_batched(values.reshape(counts.shape[0], -1), 0, self._level)
+        return Ragged(self._level, values, counts)
+
+    # ---- reductions ------------------------------------------------------------------------
+    def _reduce(self, name: str, axis: Any = None, *args: Any, **kwargs: Any) -> Any:
+        out = kwargs.get("out")
+        if args or out is not None or self.dtype == np.float16 or any(
+                k not in ("dtype", "keepdims", "ddof", "fill_value")
+                or _is_batched(v) for k, v in kwargs.items()):
+            return _per_example(MethodOp(name), (self, axis) + args, kwargs, self._level)
+        self._arrays_only(f"{name}()")
+        kwargs = {k: v for k, v in kwargs.items() if v is not np._NoValue}
+        m, nd = self._ma, self.ndim
+        keepdims = bool(kwargs.pop("keepdims", False))
+        if name in ("argmin", "argmax", "cumsum", "cumprod"):
+            if axis is None:
+                res = getattr(_flat(m), name)(axis=1, **kwargs)
+                if keepdims and name in ("argmin", "argmax"):
+                    res = res.reshape(res.shape[:1] + (1,) * nd)
+            else:
+                ax = normalize_axis_index(axis, nd) + 1
+                if keepdims:
+                    kwargs["keepdims"] = True
+                res = getattr(m, name)(axis=ax, **kwargs)
+        elif name in ("mean", "var", "std") and not keepdims and m._mask is not _NOMASK \
+                and len(_axes(axis, nd)) == nd:
+            res = _scalar_moment(m, name, _axes(axis, nd), **kwargs)
+            if name == "var":  # a 0-d masked array per example, or np.ma.masked (a float64)
+                record(_MA.var, Path.RULE)
+                if res.mask.any() and res.dtype.kind in _NUMERIC:
+                    res = res.astype(_with_masked_dtype(res))
+                return _wrap(res, self._level)
+        else:
+            res = getattr(m, name)(axis=_axes(axis, nd), keepdims=keepdims, **kwargs)
+        record(getattr(_MA, name), Path.RULE)
+        return _wrap(res, self._level, scalar=True)
+
+    def sum(self, axis=None, *args, **kwargs):
+        return self._reduce("sum", axis, *args, **kwargs)
+
+    def prod(self, axis=None, *args, **kwargs):
+        return self._reduce("prod", axis, *args, **kwargs)
+
+    product = prod
+
+    def mean(self, axis=None, *args, **kwargs):
+        return self._reduce("mean", axis, *args, **kwargs)
+
+    def var(self, axis=None, *args, **kwargs):
+        return self._reduce("var", axis, *args, **kwargs)
+
+    def std(self, axis=None, *args, **kwargs):
+        return self._reduce("std", axis, *args, **kwargs)
+
+    def min(self, axis=None, *args, **kwargs):
+        return self._reduce("min", axis, *args, **kwargs)
+
+    def max(self, axis=None, *args, **kwargs):
+        return self._reduce("max", axis, *args, **kwargs)
+
+    def ptp(self, axis=None, *args, **kwargs):
+        return self._reduce("ptp", axis, *args, **kwargs)
+
+    def all(self, axis=None, *args, **kwargs):
+        return self._reduce("all", axis, *args, **kwargs)
+
+    def any(self, axis=None, *args, **kwargs):
+        return self._reduce("any", axis, *args, **kwargs)
+
+    def argmin(self, axis=None, *args, **kwargs):
+        return self._reduce("argmin", axis, *args, **kwargs)
+
+    def argmax(self, axis=None, *args, **kwargs):
+        return self._reduce("argmax", axis, *args, **kwargs)
+
+    def cumsum(self, axis=None, *args, **kwargs):
+        return self._reduce("cumsum", axis, *args, **kwargs)
+
+    def cumprod(self, axis=None, *args, **kwargs):
+        return self._reduce("cumprod", axis, *args, **kwargs)
+
+    def argsort(self, axis: Any = np._NoValue, *args: Any, **kwargs: Any) -> Any:
+        nd = self.ndim
+        if args or nd == 0 or (axis is np._NoValue and nd > 1) or any(
+                _is_batched(v) for v in kwargs.values()):
+            return _per_example(MethodOp("argsort"), (self, axis) + args, kwargs, self._level)
+        self._arrays_only("argsort()")
+        if axis is None:
+            res = _flat(self._ma).argsort(axis=1, **kwargs)
+        else:
+            ax = -1 if axis is np._NoValue else normalize_axis_index(axis, nd) + 1
+            res = self._ma.argsort(axis=ax, **kwargs)
+        record(_MA.argsort, Path.RULE)
+        return _wrap(res, self._level)
+
+    def view(self, dtype: Any = None, type: Any = None) -> Any:  # noqa: A002  (NumPy's name)
+        """``x.view(np.ndarray)``: the data; ``x.view()``/``x.view(np.ma.MaskedArray)``: a new
+        masked view; a view as another dtype, once per example."""
+        if isinstance(dtype, _TYPE) and issubclass(dtype, np.ndarray) and type is None:
+            dtype, type = None, dtype
+        if dtype is None and (type is None or type is _MA) and not self._scalar:
+            return self._same_batch(self._ma.view())
+        if dtype is None and type is np.ndarray and not self._scalar:
+            return self.data
+        return _per_example(MethodOp("view"), (self, dtype) + (() if type is None else (type,)),
+                            {}, self._level)
+
+    def sort(self, axis: Any = -1, *args: Any, **kwargs: Any) -> None:
+        nd = self.ndim
+        if args or nd == 0 or axis is None or any(_is_batched(v) for v in kwargs.values()):
+            _per_example(MethodOp("sort"), (self, axis) + args, kwargs, self._level)
+            return
+        self._arrays_only("sort()")
+        note_write(self._level, self._ma)
+        self._ma.sort(axis=normalize_axis_index(axis, nd) + 1, **kwargs)
+        record(_MA.sort, Path.RULE)
+
+    # ---- shape ------------------------------------------------------------------------------
+    def _same_batch(self, m: Any, op: Any = None) -> BatchedMaskedArray:
+        if op is not None:
+            record(op, Path.RULE)
+        return BatchedMaskedArray(self._level, m, self._scalar and m.ndim == 1)
+
+    def copy(self, order: str = "C") -> BatchedMaskedArray:
+        return self._same_batch(self._ma.copy(order))
+
+    def __copy__(self) -> BatchedMaskedArray:
+        return self.copy()
+
+    def __deepcopy__(self, memo) -> BatchedMaskedArray:
+        return self.copy()
+
+    def astype(self, dtype: Any, *args: Any, **kwargs: Any) -> BatchedMaskedArray:
+        return self._same_batch(self._ma.astype(dtype, *args, **kwargs))
+
+    def reshape(self, *shape: Any, order: str = "C", **kwargs: Any) -> Any:
+        if len(shape) == 1 and not isinstance(shape[0], int):
+            shape = tuple(shape[0])
+        if order != "C" or kwargs:
+            return _per_example(MethodOp("reshape"), (self, *shape),
+                                dict(kwargs, order=order))
+        if -1 in shape:  # one example's reshape says what -1 is (the batch may have none)
+            shape = np.empty(self.shape, dtype=bool).reshape(shape).shape
+        return self._same_batch(self._ma.reshape((self.batch_size,) + tuple(shape)),
+                                _MA.reshape)
+
+    def ravel(self, order: str = "C") -> Any:
+        if order != "C":
+            return _per_example(MethodOp("ravel"), (self,), {"order": order})
+        return self._same_batch(_flat(self._ma), _MA.ravel)
+
+    def flatten(self, order: str = "C") -> Any:
+        return self.ravel(order).copy()
+
+    def transpose(self, *axes: Any) -> BatchedMaskedArray:
+        if len(axes) == 1 and (axes[0] is None or not isinstance(axes[0], int)):
+            axes = () if axes[0] is None else tuple(axes[0])
+        nd = self.ndim
+        perm = tuple(range(nd - 1, -1, -1)) if not axes else normalize_axis_tuple(axes, nd)
+        return self._same_batch(self._ma.transpose((0,) + tuple(a + 1 for a in perm)),
+                                _MA.transpose)
+
+    @property
+    def T(self) -> BatchedMaskedArray:
+        return self.transpose()
+
+    def swapaxes(self, axis1: int, axis2: int) -> BatchedMaskedArray:
+        nd = self.ndim
+        a, b = normalize_axis_index(axis1, nd) + 1, normalize_axis_index(axis2, nd) + 1
+        return self._same_batch(self._ma.swapaxes(a, b), _MA.swapaxes)
+
+    def squeeze(self, axis: Any = None) -> BatchedMaskedArray:
+        nd = self.ndim
+        if axis is None:
+            axis = tuple(i for i, d in enumerate(self.shape) if d == 1)
+        return self._same_batch(self._ma.squeeze(_axes(axis, nd) if axis != () else ()),
+                                _MA.squeeze)
+
+    # ---- indexing ---------------------------------------------------------------------------
+    def _physical_key(self, key: Any) -> tuple | None:
+        """``key`` for the batch (the batch axis kept first), or None where the examples'
+        indexing would not carry over (several advanced indices, a batched index other than
+        one integer array)."""
+        if type(key) is BatchedTensor and key.dtype.kind in "iu" and key._level is self._level \
+                and type(key._value) is np.ndarray and self.ndim:
+            # x[idx], idx batched: each example's rows idx of its own array (a gather)
+            idx = move_bdim_to_front(key._value, key._bdim)
+            batch = np.arange(idx.shape[0]).reshape((-1,) + (1,) * (idx.ndim - 1))
+            return batch, idx
+        k = key if type(key) is tuple else (key,)
+        arrays = ints = 0
+        for i in k:
+            if i is None or i is Ellipsis or type(i) is slice:
+                continue
+            if isinstance(i, (int, np.integer)) and not isinstance(i, (bool, np.bool_)):
+                ints += 1
+            elif type(i) is np.ndarray and i.dtype.kind in "iub" and i.ndim:
+                arrays += 1
+            else:
+                return None
+        if arrays > 1 or (arrays and ints):
+            return None
+        return (slice(None),) + k
+
+    def __getitem__(self, key: Any) -> Any:
+        if self._scalar:
+            self._arrays_only("indexing")
+        k = self._physical_key(key)
+        if k is None:
+            return _per_example(operator.getitem, (self, key), {}, self._level)
+        res = self._ma[k]
+        record(operator.getitem, Path.RULE)
+        return _wrap(res, self._level, scalar=res.ndim == 1 and self.ndim > 0)
+
+    def __setitem__(self, key: Any, value: Any) -> None:
+        self._arrays_only("writing by index")
+        self._refuse_shared_write("x[...] = value")
+        level = self._level
+        if type(key) in (BatchedTensor, BatchedMaskedArray) and key.dtype == bool and \
+                key.shape == self.shape and key._level is level and not _is_batched(value) \
+                and np.ndim(value) == 0 and not getattr(key, "_scalar", False):
+            # x[mask] = v, one value (np.ma.masked too) wherever each example's mask is True;
+            # a masked mask as numpy.ma takes one (its data; the mask left as it is)
+            note_write(level, self._ma)
+            phys = _physical(key, level, "x[mask] = v")
+            self._ma[phys if type(phys) is _MA else np.asarray(phys)] = value
+            record(operator.setitem, Path.RULE)
+            return
+        k = self._physical_key(key)
+        if k is None or type(value) is Ragged:
+            self._ensure_mask()  # each example's own view must write into the batch's mask
+            _per_example(operator.setitem, (self, key, value), {}, level)
+            return
+        note_write(level, self._ma)
+        if _is_batched(value):
+            target = k[1].ndim + self.ndim - 1 if type(key) is BatchedTensor else \
+                self._ma[k].ndim
+            value = _physical(value, level, "x[...] = value")
+            value = value.reshape(value.shape[:1] + (1,) * (target - value.ndim) +
+                                  value.shape[1:])
+        self._ma[k] = value
+
+    def _refuse_shared_write(self, what: str) -> None:
+        if self._shared:
+            raise SharedWriteError(
+                f"{what}: this masked array's data is not batched (np.ma.array(data, mask=m) "
+                f"with the same data in every example and a batched mask), so every example "
+                f"would write into that one array. Make its own copy per example: "
+                f"np.ma.array(data, mask=m, copy=True).")
+
+    def _ensure_mask(self) -> None:
+        if self._ma._mask is _NOMASK:
+            self._ma._mask = np.zeros(self._ma.shape, dtype=np.ma.make_mask_descr(self.dtype))
+
+    # ---- what has no batched meaning -------------------------------------------------------
+    def _plain_data(self) -> BatchedTensor:
+        return new_batched(np.asarray(self._ma.data), 0, self._level)
+
+    def __bool__(self) -> bool:
+        m = self._ma
+        if self._scalar:  # np.ma.masked is falsy: its data is 0
+            truth = np.logical_and(m.data.astype(bool), ~np.ma.getmaskarray(m))
+            return truth_value(new_batched(truth, 0, self._level))
+        return truth_value(self._plain_data())
+
+    def __len__(self) -> int:
+        if not self.shape:
+            raise TypeError("len() of unsized object")
+        return self.shape[0]
+
+    def __iter__(self):
+        if not self.shape:
+            raise TypeError("iteration over a 0-d array")
+        return (self[i] for i in range(self.shape[0]))
+
+    def __float__(self):
+        return float(self._plain_data())
+
+    def __int__(self):
+        return int(self._plain_data())
+
+    def __complex__(self):
+        return complex(self._plain_data())
+
+    def __index__(self):
+        return operator.index(self._plain_data())
+
+    def __array__(self, dtype=None, copy=None):
+        return self._plain_data().__array__(dtype, copy)
+
+    def item(self, *args):
+        return self._plain_data().item(*args)
+
+    def tolist(self):
+        return self._plain_data().tolist()
+
+    def __hash__(self):
+        raise TypeError("unhashable type: 'MaskedArray'")
+
+    def __reduce_ex__(self, protocol):
+        return self._plain_data().__reduce_ex__(protocol)
+
+    # ---- NumPy's protocols ----------------------------------------------------------------
+    def __array_ufunc__(self, ufunc, method, *inputs, **kwargs):
+        return ufunc_call(ufunc, method, inputs, kwargs)
+
+    def __array_function__(self, func, types, args, kwargs):
+        for t in types:
+            if t is not BatchedMaskedArray and t is not BatchedTensor and not issubclass(
+                    t, np.ndarray):
+                return NotImplemented
+        return function_call(func, args, kwargs)
+
+    def __getattr__(self, name: str) -> Any:
+        """Any other attribute of a ``MaskedArray`` (``anom``, ``ids``, ``torecords``...): once
+        per example."""
+        attr = getattr(_MA, name, None)
+        if attr is None or name.startswith("__"):
+            raise AttributeError(f"'MaskedArray' object has no attribute {name!r}")
+        if callable(attr):
+            return _bound_loop(self, name)
+        return _per_example(AttributeOp(name), (self,), {}, self._level)
+
+
+def _bound_loop(x: BatchedMaskedArray, name: str) -> Callable:
+    def method(*args: Any, **kwargs: Any) -> Any:
+        return _per_example(MethodOp(name), (x,) + args, kwargs, x._level)
+    method.__name__ = name
+    return method
+
+
+# ---- elementwise --------------------------------------------------------------------------------
+def elementwise(fn: Any, inputs: tuple, kwargs: dict, scalars: Any = None) -> Any:
+    """``fn(*inputs, **kwargs)`` elementwise (a ufunc, ``np.ma.log``, ``np.ma.add``) on the
+    aligned physical values.
+
+    ``scalars``: the plain ufunc that computes ``fn`` where every operand is a NumPy scalar
+    or ``np.ma.masked`` per example (a reduction's result): an operator or a ufunc of two
+    NumPy scalars is NumPy's own, which neither masks a NaN nor a domain error, and
+    ``np.ma.masked`` makes any result masked. ``numpy.ma``'s functions mask the same on
+    scalars as on arrays (None)."""
+    level = _level_of(inputs)
+    if any(_is_batched(v) for v in kwargs.values()) or any(
+            type(v) is BatchedMaskedArray and v.dtype == np.float16 for v in inputs):
+        return _per_example(fn, inputs, kwargs, level)
+    phys = _aligned(inputs, level, getattr(fn, "__name__", "ufunc"))
+    scalar = all(_scalar_operand(v) for v in inputs if _is_batched(v))
+    if scalars is not None and scalar and all(
+            _is_batched(v) or np.ndim(v) == 0 for v in inputs):
+        masks = [np.ma.getmaskarray(p) for p in phys if isinstance(p, _MA)]
+        with np.errstate(all="ignore") if any(m.any() for m in masks) else _NO_CONTEXT:
+            res = scalars(*(np.ma.getdata(p) for p in phys), **kwargs)
+        mask = functools.reduce(np.logical_or, masks) if masks else False
+        res = tuple(_MA(r, mask=mask) for r in res) if type(res) is tuple else \
+            _MA(res, mask=mask)
+    else:
+        res = fn(*phys, **kwargs)
+        first = res[0] if type(res) is tuple else res
+        if getattr(first, "ndim", None) == 1 and not scalar:
+            if not isinstance(fn, np.ufunc):
+                scalar = True  # numpy.ma's functions give 0-d results as scalars or masked
+            elif isinstance(first, _MA) and first._mask is not _NOMASK and first._mask.any():
+                res = _promoted(res)  # np.ma.masked (a float64) where masked
+    record(fn, Path.RULE)
+    return _wrap(res, level, scalar=scalar)
+
+
+def _promoted(res: Any) -> Any:
+    """A result whose masked 0-d examples are ``np.ma.masked``, a float64: the dtype the loop's
+    ``np.ma.stack`` gives."""
+    if type(res) is tuple:
+        return tuple(_promoted(r) for r in res)
+    if isinstance(res, _MA) and res.dtype.kind in _NUMERIC:
+        return res.astype(_with_masked_dtype(res))
+    return res
+
+
+def ufunc_call(ufunc: np.ufunc, method: str, inputs: tuple, kwargs: dict) -> Any:
+    """A NumPy ufunc with a masked batch (or a plain masked array beside a batched value)."""
+    if method != "__call__" or ufunc.signature is not None or kwargs.get("out") is not None \
+            or "where" in kwargs:
+        op = ufunc if method == "__call__" else getattr(ufunc, method)
+        return _per_example(op, inputs, kwargs)
+    return elementwise(ufunc, inputs, kwargs, scalars=ufunc)
+
+
+def _binary_operator(ma_function: Any, reflected: bool = False) -> Callable:
+    """``MaskedArray``'s operators call ``numpy.ma``'s functions (``x + y`` is
+    ``np.ma.add(x, y)``): data under the mask is the left operand's, not the sum."""
+    scalars = _PLAIN_OPERATIONS.get(ma_function, ma_function)
+
+    def forward(self, other):
+        if getattr(type(other), "__array_ufunc__", False) is None:
+            return NotImplemented
+        return elementwise(ma_function, (other, self) if reflected else (self, other), {},
+                           scalars=scalars)
+    return forward
+
+
+_NO_CONTEXT = contextlib.nullcontext()
+_PLAIN_OPERATIONS = {np.ma.add: np.add, np.ma.subtract: np.subtract,
+                     np.ma.multiply: np.multiply, np.ma.true_divide: np.true_divide,
+                     np.ma.floor_divide: np.floor_divide, np.ma.remainder: np.remainder,
+                     np.ma.power: np.power}
+
+
+def _inplace_operator(name: str) -> Callable:
+    def inplace(self, other):
+        if self._scalar:  # a NumPy scalar per example: z += 1 makes a new value
+            return getattr(self, f"__{name}__")(other)
+        level = self._level
+        self._refuse_shared_write(f"x {name}= y")
+        note_write(level, self._ma)
+        getattr(self._ma, f"__i{name}__")(_aligned((self, other), level, f"x {name}= y")[1])
+        record(getattr(_MA, f"__i{name}__"), Path.RULE)
+        return self
+    return inplace
+
+
+_OPERATORS = {"add": np.ma.add, "sub": np.ma.subtract, "mul": np.ma.multiply,
+              "truediv": np.ma.true_divide, "floordiv": np.ma.floor_divide,
+              "mod": np.ma.remainder, "pow": np.ma.power}
+for _name, _fn in _OPERATORS.items():
+    setattr(BatchedMaskedArray, f"__{_name}__", _binary_operator(_fn))
+    setattr(BatchedMaskedArray, f"__r{_name}__", _binary_operator(_fn, reflected=True))
+    if _name != "pow":
+        setattr(BatchedMaskedArray, f"__i{_name}__", _inplace_operator(_name))
+for _name, _op in {"eq": operator.eq, "ne": operator.ne, "lt": operator.lt, "le": operator.le,
+                   "gt": operator.gt, "ge": operator.ge, "and": operator.and_,
+                   "or": operator.or_, "xor": operator.xor}.items():
+    setattr(BatchedMaskedArray, f"__{_name}__", _binary_operator(_op))
+for _name, _op in {"and": operator.and_, "or": operator.or_, "xor": operator.xor}.items():
+    setattr(BatchedMaskedArray, f"__r{_name}__", _binary_operator(_op, reflected=True))
+for _name, _uf in {"neg": np.negative, "pos": np.positive, "abs": np.absolute,
+                   "invert": np.invert}.items():
+    setattr(BatchedMaskedArray, f"__{_name}__",
+            functools.partialmethod(lambda self, uf: elementwise(uf, (self,), {}, uf), _uf))
+
+
+# ---- NumPy's functions on a masked batch --------------------------------------------------------
+def _method_of(name: str, params: tuple) -> Callable:
+    """A NumPy function that calls the method of the same name on a non-ndarray (``np.sum``,
+    ``np.mean``...): its positional parameters after the array, by name."""
+    def call(a, *args, **kwargs):
+        if type(a) is not BatchedMaskedArray:
+            return None
+        kwargs.update(zip(params, args))
+        kwargs = {k: v for k, v in kwargs.items() if v is not np._NoValue}
+        if kwargs.get("dtype", 0) is None:
+            del kwargs["dtype"]
+        if kwargs.get("out", 0) is None:
+            del kwargs["out"]
+        return getattr(a, name)(**kwargs)
+    return call
+
+
+def _atleast_nd(fn: Any) -> Callable:
+    """``np.atleast_1d/2d/3d`` of masked batches: each reshaped as NumPy reshapes one
+    example (the same object where it has axes enough)."""
+    def call(*arys):
+        out = []
+        for a in arys:
+            if type(a) is BatchedMaskedArray and not a._scalar:
+                shape = fn(np.empty(a.shape, dtype=bool)).shape
+                out.append(a if shape == a.shape else a.reshape(shape))
+            elif _is_batched(a):
+                return None
+            else:
+                out.append(fn(a))
+        return out[0] if len(out) == 1 else tuple(out)
+    return call
+
+
+_REDUCTION_PARAMS = ("axis", "dtype", "out", "keepdims")
+_FUNCTIONS: dict[Any, Callable] = {
+    np.sum: _method_of("sum", _REDUCTION_PARAMS),
+    np.prod: _method_of("prod", _REDUCTION_PARAMS),
+    np.mean: _method_of("mean", _REDUCTION_PARAMS),
+    np.std: _method_of("std", _REDUCTION_PARAMS[:3] + ("ddof", "keepdims")),
+    np.var: _method_of("var", _REDUCTION_PARAMS[:3] + ("ddof", "keepdims")),
+    np.min: _method_of("min", ("axis", "out", "keepdims")),
+    np.max: _method_of("max", ("axis", "out", "keepdims")),
+    np.amin: _method_of("min", ("axis", "out", "keepdims")),
+    np.amax: _method_of("max", ("axis", "out", "keepdims")),
+    np.ptp: _method_of("ptp", ("axis", "out", "keepdims")),
+    np.all: _method_of("all", ("axis", "out", "keepdims")),
+    np.any: _method_of("any", ("axis", "out", "keepdims")),
+    np.argmin: _method_of("argmin", ("axis", "out")),
+    np.argmax: _method_of("argmax", ("axis", "out")),
+    np.cumsum: _method_of("cumsum", ("axis", "dtype", "out")),
+    np.cumprod: _method_of("cumprod", ("axis", "dtype", "out")),
+    np.transpose: _method_of("transpose", ("axes",)),
+    np.ravel: _method_of("ravel", ("order",)),
+    np.squeeze: _method_of("squeeze", ("axis",)),
+    np.swapaxes: _method_of("swapaxes", ("axis1", "axis2")),
+    np.result_type: lambda *arrays: np.result_type(
+        *(a.dtype if type(a) is BatchedMaskedArray else a for a in arrays)),
+    np.iscomplexobj: lambda x: x.dtype.kind == "c",
+    np.isrealobj: lambda x: x.dtype.kind != "c",
+    np.atleast_1d: _atleast_nd(np.atleast_1d),
+    np.atleast_2d: _atleast_nd(np.atleast_2d),
+    np.atleast_3d: _atleast_nd(np.atleast_3d),
+    np.broadcast_to: lambda array, shape, subok=False: None if subok or type(
+        array) is not BatchedMaskedArray or array._scalar else np.broadcast_to(array.data, shape),
+    np.shape: lambda a: a.shape,
+    np.ndim: lambda a: a.ndim,
+    np.size: lambda a, axis=None: a.size if axis is None else a.shape[axis],
+}
+
+
+def function_call(func: Any, args: tuple, kwargs: dict) -> Any:
+    """A NumPy function with a masked batch among its arguments."""
+    handler = _FUNCTIONS.get(func)
+    if handler is not None:
+        res = handler(*args, **kwargs)
+        if res is not None:
+            return res
+    return _per_example(func, args, kwargs)
+
+
+# ---- numpy.ma's own functions -------------------------------------------------------------------
+def _batch_size(values) -> int:
+    for v in values:
+        if type(v) is BatchedMaskedArray:
+            return v._ma.shape[0]
+        if type(v) is BatchedTensor:
+            return v.batch_size
+    return 0
+
+
+def _prepared_mask(mask: Any, shape: tuple, batch: int, level: Level) -> Any:
+    """``mask=`` for a batch of examples of ``shape``: ``MaskedArray`` takes a mask of the
+    data's size in any shape and reshapes it (or one value for all); the batch's mask is
+    each example's so reshaped. None where no example would take it (the loop then raises
+    what NumPy raises)."""
+    if mask is _NOMASK or mask is None or isinstance(mask, (bool, np.bool_)):
+        return mask
+    size = math.prod(shape)
+    if _is_batched(mask):
+        p = _physical(mask, level, "mask=")
+        per = math.prod(p.shape[1:])
+        if per == size:
+            if type(p) is np.ndarray and p.dtype == bool and not (
+                    type(mask) is BatchedTensor and scalar_per_example(mask)):
+                return p.reshape((batch,) + shape)  # the examples' masks themselves
+            return np.array(np.ma.getdata(p), dtype=bool).reshape((batch,) + shape)
+        if per == 1:
+            return np.broadcast_to(np.array(np.ma.getdata(p), dtype=bool).reshape(
+                (batch,) + (1,) * len(shape)), (batch,) + shape).copy()
+        return None
+    if not isinstance(mask, (np.ndarray, list, tuple)):
+        return None
+    m = np.array(mask, dtype=bool)
+    if m.size == 1:
+        return m
+    if m.size == size:
+        return np.broadcast_to(m.reshape(shape), (batch,) + shape).copy()
+    return None
+
+
+_CONSTRUCTOR_KEYS = ("data", "a")
+
+
+def _construct(original: Any, args: tuple, kwargs: dict) -> Any:
+    """``np.ma.array``, ``np.ma.asarray``, ``np.ma.asanyarray``, ``np.ma.masked_array`` /
+    ``MaskedArray(...)`` of a batched value or mask."""
+    sig = _SIGNATURES.get(original) or _SIGNATURES.setdefault(original,
+                                                              inspect.signature(original))
+    try:
+        bound = sig.bind(*args, **kwargs)
+    except TypeError:
+        return original(*args, **kwargs)
+    params = bound.arguments
+    key = "data" if "data" in params else "a"
+    data = params.get(key)
+    mask = params.get("mask", _NOMASK)
+    level = _level_of((data, mask))
+    cls = params.get("cls", _MA)
+    shared = None  # plain data under a mask per example: the examples share that data
+    if not _is_batched(data) and _is_batched(mask) and not isinstance(data, _MA) \
+            and type(mask) is not BatchedMaskedArray and data is not None:
+        shared = np.asarray(data)
+        data = BatchedTensor(np.broadcast_to(shared, (_batch_size((mask,)),) + shared.shape),
+                             0, level)  # read-only: a write into it reaches every example
+    if not _is_batched(data) or cls is not _MA or _first_batched(
+            (), {k: v for k, v in params.items() if k not in (key, "mask")}) is not None \
+            or (type(data) is BatchedMaskedArray and data._scalar):
+        return _per_example(original, args, kwargs, level)
+    if original is _ASANYARRAY and type(data) is BatchedMaskedArray and (
+            params.get("dtype") is None or np.dtype(params["dtype"]) == data.dtype):
+        return data
+    phys = _physical(data, level, "numpy.ma")
+    if (shared is not None and params.get("copy")) or (
+            type(data) is BatchedTensor and scalar_per_example(data)):
+        phys = phys.copy()  # (a NumPy scalar per example: np.ma.array of it is a new array)
+    shape = tuple(phys.shape[1:])
+    ndmin = params.get("ndmin", 0) or 0
+    if ndmin > len(shape):
+        shape = (1,) * (ndmin - len(shape)) + shape
+        phys = phys.reshape(phys.shape[:1] + shape)
+        params["ndmin"] = 0
+    params[key] = phys
+    if type(mask) is BatchedTensor and scalar_per_example(mask):
+        # each example's mask is np.False_ (which *is* np.ma.nomask) or np.True_
+        # (where they differ, the batch holds a mask of both: the masked examples' results
+        # are np.ma.masked, and the loop's np.ma.stack gives what the batch's masked path does)
+        truth = np.asarray(mask._value, dtype=bool)
+        if not truth.any():
+            mask = params["mask"] = _NOMASK
+        elif truth.all():
+            mask = params["mask"] = True
+    if "mask" in params:
+        m = _prepared_mask(mask, shape, phys.shape[0], level)
+        if m is None:
+            return _per_example(original, args, kwargs, level)
+        params["mask"] = m
+    res = original(*bound.args, **bound.kwargs)
+    record(original, Path.RULE)
+    if type(data) is BatchedMaskedArray and res is data._ma:
+        return data
+    if shared is not None and not params.get("copy"):
+        out = _wrap(res, level)
+        out._shared = True
+        return out
+    if isinstance(res, np.ndarray) and isinstance(phys, np.ndarray) and \
+            _read_only(phys) and res.flags.writeable and not res.flags.owndata and \
+            res.base is not None:  # (a view of phys: may_share_memory misses broadcasts)
+        # a view of read-only data is read-only, as each example's view of its own (NumPy's
+        # view of a whole broadcast array would be writeable)
+        res.flags.writeable = False
+    return _wrap(res, level)
+
+
+def _read_only(a: Any) -> bool:
+    """Whether ``a`` or an array it views is read-only (a view of a broadcast array may say
+    it is writeable, where each example's view of it is not)."""
+    while isinstance(a, np.ndarray):
+        if not a.flags.writeable:
+            return True
+        a = a.base
+    return False
+
+
+def _masking(params: tuple, fill_params: tuple = ()) -> Callable:
+    """``masked_where``, ``masked_greater``, ``masked_inside``...: the array ``params[0]``
+    is masked where a condition of it (and of the other ``params``, elementwise) holds.
+    ``fill_params`` also set the result's fill value (one per batch: batched, they loop)."""
+    def handler(original: Any, args: tuple, kwargs: dict) -> Any:
+        sig = _SIGNATURES.get(original) or _SIGNATURES.setdefault(
+            original, inspect.signature(original))
+        bound = sig.bind(*args, **kwargs)
+        p = bound.arguments
+        level = _level_of(bound.args + tuple(bound.kwargs.values()))
+        names = [n for n in params if n in p]
+        data_name = params[-1] if original is _MASKED_WHERE else params[0]
+        if any(_is_batched(p.get(n)) for n in fill_params) or any(
+                _is_batched(v) for n, v in p.items() if n not in params) or (
+                type(p.get(data_name)) is BatchedMaskedArray and p[data_name]._scalar):
+            return _per_example(original, args, kwargs, level)
+        data = p[data_name]
+        batch = _batch_size([p[n] for n in names])
+        if not _is_batched(data):
+            if not p.get("copy", True):  # each example's result would share the plain data
+                return _per_example(original, args, kwargs, level)
+            plain = np.asanyarray(data)
+            p[data_name] = np.broadcast_to(plain, (batch,) + plain.shape)
+            shape = plain.shape
+        else:
+            shape = data.shape
+        for n in names:
+            if n == data_name:
+                if _is_batched(p[n]):
+                    p[n] = _physical(p[n], level, original.__name__)
+                continue
+            v = p[n]
+            if original is _MASKED_WHERE:  # the condition has the data's shape
+                if tuple(np.shape(v) if not _is_batched(v) else v.shape) != shape:
+                    return _per_example(original, args, kwargs, level)
+                p[n] = _physical(v, level, "masked_where") if _is_batched(v) else \
+                    np.broadcast_to(np.asanyarray(v), (batch,) + shape)
+            elif _is_batched(v):
+                p[n] = _aligned((data, v), level, original.__name__)[1]
+        if "mask" in p:
+            m = _prepared_mask(p["mask"], shape, batch, level)
+            if m is None:
+                return _per_example(original, args, kwargs, level)
+            p["mask"] = m
+        res = original(*bound.args, **bound.kwargs)
+        record(original, Path.RULE)
+        return _wrap(res, level)
+    return handler
+
+
+def _via_method(name: str) -> Callable:
+    """``np.ma.sum(a, ...)`` and the other functions that call ``asanyarray(a).name(...)``."""
+    def handler(original: Any, args: tuple, kwargs: dict) -> Any:
+        if not args or not _is_batched(args[0]):
+            return _per_example(original, args, kwargs)
+        level = _level_of(args[:1])
+        return getattr(_asmasked(args[0], level), name)(*args[1:], **kwargs)
+    return handler
+
+
+def _getmask(original: Any, args: tuple, kwargs: dict) -> Any:
+    (a,) = args
+    record(original, Path.RULE)
+    return a.mask if type(a) is BatchedMaskedArray else _NOMASK
+
+
+def _getmaskarray(original: Any, args: tuple, kwargs: dict) -> Any:
+    (a,) = args
+    level = _level_of(args)
+    record(original, Path.RULE)
+    return _wrap(np.ma.getmaskarray(_asmasked(a, level)._ma), level)
+
+
+def _getdata(original: Any, args: tuple, kwargs: dict) -> Any:
+    a = args[0] if args else kwargs.get("a")
+    if type(a) is BatchedMaskedArray and not a._scalar and not (args[1:] or len(kwargs) > (
+            "a" in kwargs)):
+        record(original, Path.RULE)
+        return a.data
+    if type(a) is BatchedTensor and len(args) + len(kwargs) == 1:
+        record(original, Path.RULE)
+        return a  # np.array(a, copy=None): the array itself
+    if type(a) is BatchedMaskedArray and a._scalar and len(args) + len(kwargs) == 1:
+        # np.array(scalar) per example, or np.ma.masked's data: a 0-d array holding 0
+        record(original, Path.RULE)
+        m = a._ma
+        return _wrap(np.where(np.ma.getmaskarray(m), np.zeros((), m.dtype), m.data), a._level)
+    return _per_example(original, args, kwargs)
+
+
+def _is_masked(original: Any, args: tuple, kwargs: dict) -> Any:
+    (x,) = args
+    if type(x) is not BatchedMaskedArray:
+        return False
+    if x._scalar:
+        return _per_example(original, args, kwargs)
+    m = x._ma._mask
+    if m is _NOMASK:
+        return False
+    record(original, Path.RULE)
+    return new_batched(np.asarray(_flat(m).any(axis=1)), 0, x._level)
+
+
+def _filled(original: Any, args: tuple, kwargs: dict) -> Any:
+    a = args[0] if args else kwargs.get("a")
+    record(original, Path.RULE)
+    if type(a) is BatchedTensor:
+        return a
+    if type(a) is BatchedMaskedArray and a._scalar:
+        # per example np.array(scalar), or np.ma.masked filled: 0-d arrays
+        fill = args[1] if args[1:] else kwargs.get("fill_value")
+        if _is_batched(fill):
+            return _per_example(original, args, kwargs)
+        m = a._ma
+        fill = np.ma.default_fill_value(m.data) if fill is None else fill
+        out = _wrap(np.where(np.ma.getmaskarray(m), np.asarray(fill, dtype=m.dtype), m.data),
+                    a._level)
+        return out
+    if type(a) is BatchedMaskedArray:
+        return a.filled(*args[1:], **{k: v for k, v in kwargs.items() if k != "a"})
+    return _per_example(original, args, kwargs)
+
+
+def _median(original: Any, args: tuple, kwargs: dict) -> Any:
+    """``np.ma.median`` over the example's axes (each example flattened for ``axis=None``)."""
+    sig = _SIGNATURES.setdefault(original, inspect.signature(original))
+    p = sig.bind(*args, **kwargs).arguments
+    a = p.get("a")
+    if not _is_batched(a) or p.get("out") is not None or p.get("overwrite_input") or (
+            _first_batched((), {k: v for k, v in p.items() if k != "a"}) is not None) or (
+            type(a) is BatchedMaskedArray and (a._scalar or a.dtype == np.float16)):
+        return _per_example(original, args, kwargs)
+    level = _level_of((a,))
+    x = _asmasked(a, level)
+    m, nd = x._ma, x.ndim
+    keepdims = bool(p.get("keepdims", False))
+    axis = p.get("axis")
+    if axis is None:
+        m, ax = _flat(m), 1
+    else:
+        ax = _axes(axis, nd)
+        ax = ax[0] if len(ax) == 1 else ax
+    with np.errstate(divide="ignore", invalid="ignore"):
+        res = np.ma.median(m, axis=ax)
+    if keepdims:
+        shape = tuple(1 if i in _axes(axis, nd) else d
+                      for i, d in enumerate(x._ma.shape[1:], 1))
+        res = res.reshape(x._ma.shape[:1] + shape)
+    record(original, Path.RULE)
+    return _wrap(res, level, scalar=True)
+
+
+def _average(original: Any, args: tuple, kwargs: dict) -> Any:
+    """``np.ma.average``: the weights, per example of the data's shape or 1-d along
+    ``axis``, made the batch's shape."""
+    sig = _SIGNATURES.setdefault(original, inspect.signature(original))
+    bound = sig.bind(*args, **kwargs)
+    p = bound.arguments
+    a = p.get("a")
+    w = p.get("weights")
+    axis = p.get("axis")
+    if (not _is_batched(a) and not _is_batched(w)) or (type(a) is BatchedMaskedArray and (
+            a._scalar or a.dtype == np.float16)) or _is_batched(axis) or \
+            _first_batched((), {k: v for k, v in p.items() if k not in ("a", "weights")}):
+        return _per_example(original, args, kwargs)
+    level = _level_of((a, w))
+    if _is_batched(a):
+        x = _asmasked(a, level)
+    else:  # the same data for every example, weights per example: read, never written
+        plain = np.ma.asanyarray(a)
+        shape = (_batch_size((w,)),) + plain.shape
+        x = BatchedMaskedArray(level, _MA(np.broadcast_to(plain.data, shape),
+                                          mask=np.broadcast_to(np.ma.getmaskarray(plain), shape)))
+    nd = x.ndim
+    full = x._ma.shape
+    if w is not None:
+        wshape = w.shape if _is_batched(w) else np.shape(w)
+        if tuple(wshape) == x.shape:
+            wp = _aligned((x, w), level, "average")[1]
+        elif len(wshape) == 1 and isinstance(axis, (int, np.integer)) and nd and \
+                wshape[0] == x.shape[axis]:
+            ax = normalize_axis_index(axis, nd)
+            wp = _physical(w, level, "average") if _is_batched(w) else np.asanyarray(w)
+            lead = wp.shape[:1] if _is_batched(w) else ()
+            wp = wp.reshape(lead + (1,) * ax + wshape + (1,) * (nd - ax - 1))
+        else:
+            return _per_example(original, args, kwargs, level)
+        p["weights"] = np.broadcast_to(wp, full)
+    if axis is None:
+        p["a"] = _flat(x._ma)
+        if w is not None:
+            p["weights"] = _flat(np.ma.asanyarray(p["weights"]))
+        p["axis"] = 1
+    else:
+        p["a"] = x._ma
+        p["axis"] = _axes(axis, nd) if not isinstance(axis, (int, np.integer)) else \
+            normalize_axis_index(axis, nd) + 1
+    res = original(*bound.args, **bound.kwargs)
+    if not p.get("keepdims") and (axis is None or len(_axes(axis, nd)) == nd):
+        # per example the last division is of scalars, which masks no NaN or inf (an
+        # example with nothing kept is np.ma.masked); the batch's masks a non-finite
+        # quotient: where they differ, once per example
+        avg = res[0] if type(res) is tuple else res
+        if not np.array_equal(np.ma.getmaskarray(avg), np.asarray(x.count(axis)._value) == 0):
+            return _per_example(original, args, kwargs, level)
+    if axis is None and p.get("keepdims"):
+        res = tuple(r.reshape(r.shape[:1] + (1,) * nd) for r in res) \
+            if type(res) is tuple else res.reshape(res.shape[:1] + (1,) * nd)
+    record(original, Path.RULE)
+    return _wrap(res, level, scalar=True)
+
+
+def _elementwise_handler(original: Any, args: tuple, kwargs: dict) -> Any:
+    return elementwise(original, args, kwargs)
+
+
+def _extremum(original: Any, args: tuple, kwargs: dict) -> Any:
+    """``np.ma.maximum(a, b)`` elementwise; with one array, a reduction: once per example."""
+    if len(args) == 2 and not kwargs and args[1] is not None:
+        return elementwise(original, args, kwargs)
+    return _per_example(original, args, kwargs)
+
+
+def _atleast(original: Any, args: tuple, kwargs: dict) -> Any:
+    """``np.ma.atleast_1d/2d/3d``: each argument as ``np.atleast_*d`` makes it, masked with
+    its reshaped ``getmaskarray``."""
+    if kwargs:
+        return _per_example(original, args, kwargs)
+    level = _level_of(args)
+    plain_version = getattr(np, original.__name__)
+    out = []
+    for a in args:
+        if not _is_batched(a):
+            out.append(original(a))
+            continue
+        if type(a) is BatchedMaskedArray and a._scalar:
+            return _per_example(original, args, kwargs, level)
+        x = _asmasked(a, level)
+        shape = plain_version(np.empty(x.shape, dtype=bool)).shape
+        m = x._ma
+        out.append(BatchedMaskedArray(level, _MA(
+            np.asarray(m.data).reshape(m.shape[:1] + shape),
+            mask=np.ma.getmaskarray(m).reshape(m.shape[:1] + shape))))
+    record(original, Path.RULE)
+    return out[0] if len(out) == 1 else out
+
+
+def _where(original: Any, args: tuple, kwargs: dict) -> Any:
+    if len(args) == 3 and not kwargs:
+        return elementwise(original, args, kwargs)
+    return _per_example(original, args, kwargs)
+
+
+_REDUCIBLE = ("_MaskedBinaryOperation", "_extrema_operation")
+
+
+def _ma_reduce(original: Any, args: tuple, kwargs: dict) -> Any:
+    """``np.ma.add.reduce(x, axis)``, ``np.ma.minimum.reduce(x, axis)``: over the example's
+    axis, one further on in the batch."""
+    sig = _SIGNATURES.get(original.__func__) or _SIGNATURES.setdefault(
+        original.__func__, inspect.signature(original))
+    bound = sig.bind(*args, **kwargs)
+    p = bound.arguments
+    target = p.get("target")
+    axis = p.get("axis", sig.parameters["axis"].default)
+    if not _is_batched(target) or _first_batched((), {k: v for k, v in p.items()
+                                                      if k != "target"}) is not None or (
+            type(target) is BatchedMaskedArray and target._scalar):
+        return _per_example(original, args, kwargs)
+    level = _level_of((target,))
+    x = _asmasked(target, level)
+    nd = x.ndim
+    if axis is np._NoValue:
+        if nd > 1:  # NumPy warns that the default will change: as the loop, per example
+            return _per_example(original, args, kwargs, level)
+        axis = 0
+    if nd == 0 or not (axis is None or isinstance(axis, (int, np.integer))):
+        return _per_example(original, args, kwargs, level)
+    if axis is None:
+        p["target"], p["axis"] = _flat(x._ma), 1
+    else:
+        p["target"], p["axis"] = x._ma, normalize_axis_index(axis, nd) + 1
+    res = original(*bound.args, **bound.kwargs)
+    record(original, Path.RULE)
+    # add.reduce gives np.ma.masked for a fully masked example; minimum.reduce a 0-d masked
+    # array of the data's dtype
+    return _wrap(res, level, scalar=type(original.__self__).__name__ != "_extrema_operation")
+
+
+def _sort(original: Any, args: tuple, kwargs: dict) -> Any:
+    """``np.ma.sort``: a sorted copy (of the flattened example for ``axis=None``)."""
+    sig = _SIGNATURES.setdefault(original, inspect.signature(original))
+    p = sig.bind(*args, **kwargs).arguments
+    a = p.pop("a")
+    if not _is_batched(a) or _first_batched((), p) is not None or (
+            type(a) is BatchedMaskedArray and a._scalar):
+        return _per_example(original, args, kwargs)
+    x = _asmasked(a, _level_of((a,))).copy()
+    axis = p.pop("axis", -1)
+    if axis is None:
+        x, axis = x.ravel(), 0
+    x.sort(axis, **p)
+    return x
+
+
+def _frommethod_name(fn: Any) -> str | None:
+    """The method name of ``numpy.ma``'s functions made from methods (``np.ma.sum``)."""
+    code = getattr(fn, "__code__", None)
+    if code is None or code is not getattr(np.ma.sum, "__code__", None):
+        return None
+    try:
+        return inspect.getclosurevars(fn).nonlocals.get("methodname")
+    except (TypeError, ValueError):
+        return None
+
+
+def _as_it_is(original: Any, args: tuple, kwargs: dict) -> Any:
+    """A question about the type (``isMaskedArray``: ``isinstance``), which a batched value
+    answers as one example."""
+    return original(*args, **kwargs)
+
+
+_ASANYARRAY = np.ma.asanyarray
+_MASKED_WHERE = np.ma.masked_where
+_ORIGINAL_NEW = _MA.__new__
+_SIGNATURES: dict = {}
+
+_HANDLERS: dict[str, Callable] = {
+    "array": _construct, "asarray": _construct, "asanyarray": _construct,
+    "masked_invalid": _masking(("a",)),
+    "masked_where": _masking(("condition", "a")),
+    "masked_equal": _masking(("x",), ("value",)),
+    "masked_not_equal": _masking(("x",), ("value",)),
+    "masked_greater": _masking(("x", "value")),
+    "masked_greater_equal": _masking(("x", "value")),
+    "masked_less": _masking(("x", "value")),
+    "masked_less_equal": _masking(("x", "value")),
+    "masked_inside": _masking(("x", "v1", "v2")),
+    "masked_outside": _masking(("x", "v1", "v2")),
+    "masked_values": _masking(("x",), ("value",)),
+    "fix_invalid": _masking(("a",), ("fill_value",)),
+    "getmask": _getmask, "getmaskarray": _getmaskarray, "getdata": _getdata,
+    "is_masked": _is_masked, "filled": _filled,
+    "min": _via_method("min"), "max": _via_method("max"), "ptp": _via_method("ptp"),
+    "median": _median, "average": _average,
+    "maximum": _extremum, "minimum": _extremum,
+    "atleast_1d": _atleast, "atleast_2d": _atleast, "atleast_3d": _atleast,
+    "where": _where, "power": _elementwise_handler, "sort": _sort,
+    "isMaskedArray": _as_it_is, "isMA": _as_it_is, "isarray": _as_it_is,
+}
+_ELEMENTWISE_TYPES = ("_MaskedUnaryOperation", "_MaskedBinaryOperation",
+                      "_DomainedBinaryOperation")
+
+
+def _handler_for(name: str, fn: Any) -> Callable:
+    handler = _HANDLERS.get(name)
+    if handler is not None:
+        return handler
+    if type(fn).__name__ in _ELEMENTWISE_TYPES:
+        return _elementwise_handler
+    method = _frommethod_name(fn)
+    if method is not None:
+        return _via_method(method)
+    return _per_example_handler
+
+
+def _per_example_handler(original: Any, args: tuple, kwargs: dict) -> Any:
+    return _per_example(original, args, kwargs)
+
+
+class _Intercepted:
+    """``numpy.ma.<name>`` while a vmap level is open: the original, unless a batched value
+    is among the arguments on a thread with an open level."""
+
+    def __init__(self, original: Any, handler: Callable):
+        self.original = original
+        self.handler = handler
+        self.__name__ = getattr(original, "__name__", type(original).__name__)
+        self.__qualname__ = getattr(original, "__qualname__", self.__name__)
+        self.__doc__ = getattr(original, "__doc__", None)
+        self.__wrapped__ = original
+
+    def __call__(self, *args: Any, **kwargs: Any) -> Any:
+        if current_level() is not None and config.intercept_numpy and \
+                _first_batched(args, kwargs) is not None:
+            return self.handler(self.original, args, kwargs)
+        return self.original(*args, **kwargs)
+
+    def __getattr__(self, name: str) -> Any:
+        """``np.ma.add.reduce``, ``np.ma.minimum.reduce`` (vectorised), ``.outer``,
+        ``.accumulate`` (once per example, batched)."""
+        attr = getattr(self.original, name)
+        if callable(attr) and not isinstance(attr, type):
+            if name == "reduce" and type(self.original).__name__ in _REDUCIBLE:
+                return _Intercepted(attr, _ma_reduce)
+            return _Intercepted(attr, _per_example_handler)
+        return attr
+
+    def __repr__(self) -> str:
+        return repr(self.original)
+
+
+def _masked_new(cls, data=None, *args, **kwargs):
+    """``MaskedArray.__new__`` while a vmap level is open (``np.ma.masked_array(x, ...)``,
+    ``np.ma.MaskedArray(x, ...)``: the class itself, which no name swap can replace)."""
+    if current_level() is not None and config.intercept_numpy and (
+            _is_batched(data) or _first_batched(args, kwargs) is not None):
+        return _construct(_ORIGINAL_NEW, (cls, data) + args, kwargs)
+    return _ORIGINAL_NEW(cls, data, *args, **kwargs)
+
+
+def _example(x: BatchedMaskedArray, level: Level, i: int) -> Any:
+    """Example ``i`` of a masked batch for the per-op loop: a view of the batch (its mask a
+    view of the batch's mask)."""
+    if x._level is not level:
+        return x
+    m = x._ma
+    if m.ndim == 1 and not x._scalar:  # a 0-d masked array per example
+        return m[i:i + 1].reshape(())
+    return m[i]
+
+
+def _stack(col: list, level: Level) -> Any:
+    """The per-op loop's results, some of them masked: stacked as ``np.ma.stack`` stacks."""
+    scalar = not any(isinstance(x, _MA) and type(x) is not np.ma.core.MaskedConstant
+                     for x in col)
+    return _wrap(np.ma.stack(col), level, scalar=scalar)
+
+
+def _converted(name: str, original: Any, a: BatchedMaskedArray, args: tuple,
+               kwargs: dict) -> Any:
+    """``np.asarray(x)`` and NumPy's other conversions of a masked batch: the data, as
+    each example's converts (``np.asanyarray`` and ``subok=True`` keep the masked array)."""
+    if a._scalar:
+        return _per_example(original, (a,) + args, kwargs, a._level)
+    if name == "asanyarray" and not args[1:] and set(kwargs) <= {"dtype", "order"} and \
+            kwargs.get("order") is None:
+        dtype = kwargs.get("dtype", args[0] if args else None)
+        if dtype is None or np.dtype(dtype) == a.dtype:
+            return a  # the masked array itself
+        return a.astype(dtype)
+    if name in ("asanyarray", "require") or kwargs.get("subok"):
+        return _per_example(original, (a,) + args, kwargs, a._level)
+    return conversions.replacement(name)(a.data, *args, **kwargs)  # (the data, batched)
+
+
+def _plain_masked_operator(ufunc: Any, a: Any, b: Any) -> Any:
+    """``batched op plain_masked`` (either side): as one example's ``x + m`` calls
+    ``MaskedArray.__radd__``, which is ``np.ma.add``."""
+    fn = _MA_OPERATORS.get(ufunc)
+    if fn is None:
+        return ufunc_call(ufunc, "__call__", (a, b), {})
+    return elementwise(fn, (a, b), {})
+
+
+_MA_OPERATORS = {np.add: np.ma.add, np.subtract: np.ma.subtract, np.multiply: np.ma.multiply,
+                 np.true_divide: np.ma.true_divide, np.floor_divide: np.ma.floor_divide,
+                 np.remainder: np.ma.remainder, np.power: np.ma.power,
+                 np.equal: operator.eq, np.not_equal: operator.ne, np.less: operator.lt,
+                 np.less_equal: operator.le, np.greater: operator.gt,
+                 np.greater_equal: operator.ge}
+
+
+def _view_as_masked(x: BatchedTensor) -> Any:
+    """``x.view(np.ma.MaskedArray)`` (``numpy.ma``'s own functions do it to a plain
+    operand): each example a masked array without a mask, over its data."""
+    if type(x._value) is not np.ndarray:
+        raise _other_level("x.view(np.ma.MaskedArray)", x._level)
+    return BatchedMaskedArray(x._level, move_bdim_to_front(x._value, x._bdim).view(_MA))
+
+
+# ---- array-api-extra's question of whether an array is writeable --------------------------------
+_AT_SUFFIX = "array_api_extra._lib._at"
+_at_modules_found: set = set()
+
+
+def _writeable_answer(original: Callable) -> Callable:
+    """array-api-extra's ``at(x, i).set(v)`` writes in place where ``is_writeable_array(x)``,
+    and otherwise copies with ``xp.asarray`` and selects with ``xp.where``. That asks
+    ``type(x)``, which answers False for a batched value where the loop's example (an array)
+    answers True: the batch would take the copying path, which for a masked array drops the
+    mask (``np.asarray``). So a batched value answers as its examples: an array per example
+    by its flags, a NumPy scalar per example (never writeable) False."""
+    def is_writeable_array(x: Any) -> Any:
+        t = type(x)
+        if t is BatchedMaskedArray:
+            return not x._scalar and bool(x._ma.flags.writeable)
+        if t is BatchedTensor:
+            return not scalar_per_example(x) and type(x._value) is np.ndarray and \
+                bool(x._value.flags.writeable)
+        return original(x)
+
+    is_writeable_array.__wrapped__ = original
+    return is_writeable_array
+
+
+def _intercept_writeable_questions() -> None:
+    """Intercept ``is_writeable_array`` in the copies of array-api-extra imported since the
+    last look (``conversions.on_new_modules``): its ``at`` reads it from its module globals."""
+    for key, mod in list(sys.modules.items()):
+        if not key.endswith(_AT_SUFFIX) or key in _at_modules_found:
+            continue
+        _at_modules_found.add(key)
+        original = vars(mod).get("is_writeable_array")
+        if callable(original):
+            conversions.intercept(mod, "is_writeable_array", _writeable_answer(original))
+
+
+def _plain_masked_method(name: str, ma_function: Any, reflected: bool) -> Callable:
+    """``MaskedArray.__add__`` (and the other operators) of a plain masked array while a vmap
+    level is open: with a batched operand, as each example computes ``m + x``."""
+    original = vars(_MA)[name]
+    scalars = _PLAIN_OPERATIONS.get(ma_function, ma_function)
+
+    def method(self, other):
+        if _is_batched(other) and current_level() is not None:
+            return elementwise(ma_function, (other, self) if reflected else (self, other), {},
+                               scalars=scalars)
+        return original(self, other)
+
+    method.__name__ = method.__qualname__ = name
+    method.__wrapped__ = original
+    return method
+
+
+_PLAIN_MASKED_OPERATORS = {
+    "add": np.ma.add, "sub": np.ma.subtract, "mul": np.ma.multiply,
+    "truediv": np.ma.true_divide, "floordiv": np.ma.floor_divide, "pow": np.ma.power}
+_PLAIN_MASKED_COMPARISONS = {"eq": operator.eq, "ne": operator.ne, "lt": operator.lt,
+                             "le": operator.le, "gt": operator.gt, "ge": operator.ge}
+
+
+def _install() -> None:
+    for name in np.ma.__all__:
+        fn = getattr(np.ma, name)
+        if isinstance(fn, type) or not callable(fn) or type(fn).__name__ == "module":
+            continue
+        conversions.intercept(np.ma, name, _Intercepted(fn, _handler_for(name, fn)),
+                              by_class=True)
+    conversions.intercept_attribute(_MA, "__new__", staticmethod(_masked_new))
+    for name, fn in _PLAIN_MASKED_OPERATORS.items():
+        for dunder, reflected in ((f"__{name}__", False), (f"__r{name}__", True)):
+            conversions.intercept_attribute(_MA, dunder,
+                                            _plain_masked_method(dunder, fn, reflected))
+    for name, fn in _PLAIN_MASKED_COMPARISONS.items():
+        conversions.intercept_attribute(_MA, f"__{name}__",
+                                        _plain_masked_method(f"__{name}__", fn, False))
+    _loop_module.EXAMPLES[BatchedMaskedArray] = _example
+    slots.stack_masked = _stack
+    slots.masked_ufunc = ufunc_call
+    slots.masked_function = function_call
+    slots.masked_operator = _plain_masked_operator
+    slots.masked_view = _view_as_masked
+    conversions.CONVERTERS[BatchedMaskedArray] = _converted
+    VIEW_AS_MASKED.add(BatchedMaskedArray)
+    conversions.on_new_modules.append(_intercept_writeable_questions)
+
+
+_install()
