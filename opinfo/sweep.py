@@ -543,6 +543,16 @@ LAYOUT_SUBSET = 2
 #: Cases the layout dimension leaves out: (OpInfo name, sample name or None for every sample)
 #: -> (layouts, reason). Only where the loop's own answer is not NumPy's contract.
 LAYOUT_EXCLUDED = {
+    ("ma.filled", None): (
+        LAYOUTS,
+        "per example np.ma.filled returns the data itself (a view) where nothing is masked "
+        "and a copy otherwise; where the examples differ, vmap's one copy is read-only, so a "
+        "write into it raises where the loop writes (docs/semantics.md, masked arrays; "
+        "tests/test_masked.py checks the view, the copy and the refusal)"),
+    ("ma.getdata", None): (
+        ("readonly",),
+        "NumPy's MaskedArray over a read-only strided view is writeable (a NumPy bug: the "
+        "loop writes into read-only memory); vmap's stays read-only"),
     ("setitem", "index array"): (
         ("negative", "F", "transposed"),
         "the sample's index repeats positions, and for repeated indices NumPy does not define "

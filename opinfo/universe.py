@@ -263,7 +263,8 @@ def is_known_extra(key: Any) -> bool:
     """Registry keys that are legitimately outside the universe: NumPy callables that are not
     public in numpy/linalg/fft but are dispatched (``numpy.lib.scimath``, ``sliding_window_view``,
     ...), undispatched ones listed in ``NOT_DISPATCHED``, ufunc methods, ``ndarray`` method keys,
-    ``operator`` / builtin functions, and foreign callables (SciPy's)."""
+    ``operator`` / builtin functions, ``numpy.ma``'s functions and methods, and foreign callables
+    (SciPy's)."""
     if id(key) in _array_function_ids() or isinstance(key, np.ufunc):
         return True
     if _ufunc_method_name(key) is not None:
@@ -272,6 +273,8 @@ def is_known_extra(key: Any) -> bool:
         return True
     if getattr(key, "__module__", None) in ("operator", "_operator", "builtins", "copy"):
         return True
+    if str(getattr(key, "__module__", None)).startswith("numpy.ma"):
+        return True  # numpy.ma's functions and MaskedArray's methods (batchtensor/masked.py)
     if is_foreign(key) or str(getattr(key, "__module__", None)).startswith(tuple(LAZY_RULES)):
         return True  # a foreign callable with a rule of batchtensor's (batchtensor.foreign)
     for name in NOT_DISPATCHED:

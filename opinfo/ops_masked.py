@@ -1,0 +1,291 @@
+"""numpy.ma: masked arrays made inside the function (batchtensor/masked.py).
+
+Each op builds its masked arrays from data and a mask drawn per example, so the examples' masks
+differ: some mask nothing, some a part, some everything. It returns its results as ``(data,
+mask)`` pairs, the data filled with 0 where masked (numpy.ma leaves the data under a mask
+unspecified: the loop's ``np.ma.masked`` holds 0, a batch's masked element what the computation
+left there), so the sweep compares values and masks. ``nomask`` samples use ``np.ma.asarray``,
+whose examples have no mask at all.
+
+Nested vmaps are not swept: a masked batch is vectorised at one vmap level, and the inner level
+of a nested vmap runs per example there (tests/test_masked.py checks its values).
+"""
+
+from __future__ import annotations
+
+import operator
+
+import numpy as np
+
+from .core import OpInfo, SampleInput
+from .samples import make_array
+
+MA = np.ma.MaskedArray
+NESTED = ("a masked batch is vectorised at one vmap level; the inner level of a nested vmap "
+          "runs per example (tests/test_masked.py checks its values)")
+FLOATS = (np.float64, np.float32)
+
+
+def _mask(rng, shape):
+    """A mask whose density differs per example: nothing, a quarter, half or all masked."""
+    p = rng.choice([0.0, 0.25, 0.5, 1.0])
+    return np.asarray(rng.random(shape) < p)
+
+
+def _data(rng, shape, dtype, positive=False):
+    if positive:
+        return make_array(rng, shape, dtype, low=0.1, high=4.0)
+    return make_array(rng, shape, dtype)
+
+
+def _out(r):
+    """A result as new arrays (data, 0 where masked; mask); pytrees of them alike. (New, so
+    that the sweep's writes into the outputs test the op, not these helpers: ``filled`` and
+    ``getmaskarray`` return views of some examples' masked arrays; ``ma.filled`` and
+    ``ma.getmaskarray`` test those.)"""
+    if isinstance(r, (tuple, list)):
+        return tuple(_out(x) for x in r)
+    mask = np.ma.getmaskarray(r)
+    # (np.array: NumPy's mask of a 0-d result may be a NumPy bool scalar, immutable)
+    return np.where(mask, 0, np.ma.getdata(r)), np.array(mask, copy=True)
+
+
+def _masked(x, m):
+    return np.ma.array(x, mask=m)
+
+
+# ---- samples ----------------------------------------------------------------------------------
+_SHAPES = [((6,), "1-d"), ((3, 4), "2-d"), ((), "0-d"), ((0,), "size 0"),
+           ((2, 0, 3), "a size-0 axis")]
+
+
+_SHARED = ("the data is not batched, only the mask: every example's masked array is over "
+           "the same data, which a write would change for all of them (SharedWriteError)")
+
+
+def _unary_samples(positive=False, shapes=_SHAPES, vmap_error=None):
+    def samples(rng, dtype):
+        for shape, name in shapes:
+            yield SampleInput((_data(rng, shape, dtype, positive), _mask(rng, shape)), {}, name,
+                              vmap_error=vmap_error)
+    return samples
+
+
+def _binary_samples(rng, dtype):
+    yield SampleInput((_data(rng, (6,), dtype), _mask(rng, (6,)), _data(rng, (6,), dtype),
+                       _mask(rng, (6,))), {}, "1-d")
+    yield SampleInput((_data(rng, (3, 4), dtype), _mask(rng, (3, 4)), _data(rng, (4,), dtype),
+                       _mask(rng, (4,))), {}, "broadcasting")
+    yield SampleInput((_data(rng, (), dtype), _mask(rng, ()), _data(rng, (2, 3), dtype),
+                       _mask(rng, (2, 3))), {}, "0-d and 2-d")
+    yield SampleInput((_data(rng, (0, 2), dtype), _mask(rng, (0, 2)), _data(rng, (2,), dtype),
+                       _mask(rng, (2,))), {}, "size 0")
+
+
+def _reduction_samples(tuple_axes=True, keepdims=True):
+    def samples(rng, dtype):
+        x = lambda shape: (_data(rng, shape, dtype), _mask(rng, shape))  # noqa: E731
+        yield SampleInput(x((6,)), {}, "1-d")
+        yield SampleInput(x((3, 4)), {}, "2-d, every axis")
+        yield SampleInput(x((3, 4)), {"axis": 1}, "axis=1")
+        yield SampleInput(x((3, 4)), {"axis": -2}, "axis=-2")
+        yield SampleInput(x(()), {}, "0-d")
+        if tuple_axes:
+            yield SampleInput(x((2, 3, 4)), {"axis": (0, 2)}, "tuple axis")
+        if keepdims:
+            yield SampleInput(x((3, 4)), {"axis": 0, "keepdims": True}, "keepdims")
+        yield SampleInput(x((3, 0)), {"axis": 1}, "over a size-0 axis")
+    return samples
+
+
+def _nomask_samples(rng, dtype):
+    yield SampleInput((_data(rng, (6,), dtype), _mask(rng, (6,))), {"nomask": True},
+                      "nomask: np.ma.asarray")
+    yield SampleInput((_data(rng, (3, 4), dtype), _mask(rng, (3, 4))), {"nomask": True},
+                      "nomask, 2-d")
+
+
+def _with_nomask(samples):
+    def both(rng, dtype):
+        yield from samples(rng, dtype)
+        yield from _nomask_samples(rng, dtype)
+    return both
+
+
+def _made(x, m, nomask=False):
+    return np.ma.asarray(x) if nomask else _masked(x, m)
+
+
+# ---- op builders --------------------------------------------------------------------------------
+def _method(name, **fixed):
+    """``MaskedArray.<name>(**kwargs)`` of the sample's masked array."""
+    def op(x, m, nomask=False, **kwargs):
+        return _out(getattr(_made(x, m, nomask), name)(**fixed, **kwargs))
+    return op
+
+
+def _function(fn, **fixed):
+    """``fn(masked array, **kwargs)``; a numpy.ma function looked up in ``np.ma`` when it
+    runs (``np.ma.log``, as user code reaches it)."""
+    name = getattr(fn, "__name__", None)
+    looked_up = getattr(np.ma, name, None) is fn if name else False
+
+    def op(x, m, nomask=False, **kwargs):
+        f = getattr(np.ma, name) if looked_up else fn
+        return _out(f(_made(x, m, nomask), **fixed, **kwargs))
+    return op
+
+
+def _binary(fn):
+    name = getattr(fn, "__name__", None)
+    looked_up = getattr(np.ma, name, None) is fn if name else False
+
+    def op(x, m, y, n):
+        f = getattr(np.ma, name) if looked_up else fn
+        return _out(f(_masked(x, m), _masked(y, n)))
+    return op
+
+
+def _entry(name, op, samples, covers, dtypes=FLOATS, **kw):
+    return OpInfo(name, op, samples, "rule", dtypes=dtypes, covers=covers, skip_nested=NESTED,
+                  **kw)
+
+
+OPS: list[OpInfo] = []
+
+# constructors and masks by value: the result is the masked array itself
+_CONSTRUCTORS = {
+    "array": lambda x, m: np.ma.array(x, mask=m),
+    "masked_array": lambda x, m: np.ma.masked_array(x, mask=m),
+    "asarray": lambda x, m: np.ma.asarray(x),
+    "asanyarray": lambda x, m: np.ma.asanyarray(x),
+    "masked_invalid": lambda x, m: np.ma.masked_invalid(np.where(m, np.nan, x)),
+    "masked_where": lambda x, m: np.ma.masked_where(m, x),
+    "masked_equal": lambda x, m: np.ma.masked_equal(np.where(m, 0, x), 0),
+    "masked_not_equal": lambda x, m: np.ma.masked_not_equal(np.where(m, x, 1), 1),
+    "masked_greater": lambda x, m: np.ma.masked_greater(x, 0.5),
+    "masked_greater_equal": lambda x, m: np.ma.masked_greater_equal(x, 0.5),
+    "masked_less": lambda x, m: np.ma.masked_less(x, -0.5),
+    "masked_less_equal": lambda x, m: np.ma.masked_less_equal(x, -0.5),
+    "masked_inside": lambda x, m: np.ma.masked_inside(x, -0.5, 0.5),
+    "masked_outside": lambda x, m: np.ma.masked_outside(x, -0.5, 0.5),
+    "masked_values": lambda x, m: np.ma.masked_values(np.where(m, 1.5, x), 1.5),
+    "fix_invalid": lambda x, m: np.ma.fix_invalid(np.where(m, np.inf, x), fill_value=-1.0),
+    "atleast_1d": lambda x, m: np.ma.atleast_1d(_masked(x, m)),
+    "atleast_2d": lambda x, m: np.ma.atleast_2d(_masked(x, m)),
+    "atleast_3d": lambda x, m: np.ma.atleast_3d(_masked(x, m)),
+}
+for _name, _fn in _CONSTRUCTORS.items():
+    _covers = np.ma.core.MaskedArray.__new__ if _name == "masked_array" else getattr(
+        np.ma, _name)
+    OPS.append(_entry(f"ma.{_name}", lambda x, m, _fn=_fn: _out(_fn(x, m)), _unary_samples(),
+                      _covers))
+
+# queries
+OPS += [
+    _entry("ma.getmaskarray", lambda x, m, nomask=False: np.ma.getmaskarray(_made(x, m, nomask)),
+           _with_nomask(_unary_samples()), np.ma.getmaskarray),
+    _entry("ma.getdata", lambda x, m, nomask=False: np.ma.getdata(_made(x, m, nomask)),
+           _with_nomask(_unary_samples()), np.ma.getdata),
+    _entry("ma.is_masked", lambda x, m: np.ma.is_masked(_masked(x, m)), _unary_samples(),
+           np.ma.is_masked),
+    _entry("ma.filled", lambda x, m, nomask=False: np.ma.filled(_made(x, m, nomask), -2.0),
+           _with_nomask(_unary_samples()), np.ma.filled),
+    _entry("ma.count", _function(np.ma.count), _reduction_samples(), MA.count),
+    _entry("ma.compressed.sum", lambda x, m: _out(_masked(x, m).compressed().sum()),
+           _unary_samples(), np.ma.MaskedArray.compressed, rtol32=1e-4),
+    _entry("ma.harden_mask", lambda x, m: _out(_set_masked(_masked(x, m).harden_mask())),
+           _unary_samples(shapes=_SHAPES[:2], vmap_error=_SHARED), operator.setitem),
+]
+
+
+def _set_masked(a):
+    a[..., :1] = 7.0  # a hard mask keeps masked elements masked
+    return a
+
+
+# elementwise: numpy.ma's functions, NumPy's ufuncs and the operators
+_UNARY = {"log": True, "sqrt": False, "exp": False, "sin": False, "absolute": False,
+          "negative": False, "arctanh": False, "log10": True}
+for _name, _positive in _UNARY.items():
+    _fn = getattr(np.ma, _name)
+    OPS.append(_entry(f"ma.{_name}", _function(_fn), _unary_samples(positive=_positive), _fn))
+for _name in ("add", "subtract", "multiply", "divide", "power", "greater", "equal",
+              "maximum", "minimum", "hypot"):
+    _fn = getattr(np.ma, _name)
+    OPS.append(_entry(f"ma.{_name}", _binary(_fn), _binary_samples, _fn))
+OPS += [
+    _entry("ma.where", lambda x, m, y, n: _out(np.ma.where(_masked(x, m) > 0, _masked(x, m),
+                                                          _masked(y, n))),
+           _binary_samples, np.ma.where),
+    _entry("ufunc log of a masked array", _function(np.log), _unary_samples(positive=False),
+           np.log),
+    _entry("ufunc add of masked arrays", _binary(np.add), _binary_samples, np.add),
+]
+for _name, _op in {"+": (operator.add, np.ma.add), "-": (operator.sub, np.ma.subtract),
+                   "*": (operator.mul, np.ma.multiply), "/": (operator.truediv, np.ma.true_divide),
+                   "**": (operator.pow, np.ma.power), "<": (operator.lt, operator.lt),
+                   "==": (operator.eq, operator.eq)}.items():
+    OPS.append(_entry(f"ma operator {_name}", _binary(_op[0]), _binary_samples, _op[1]))
+
+# reductions: methods, numpy.ma's functions, NumPy's functions
+for _name in ("sum", "prod", "mean", "var", "std", "min", "max", "ptp", "all", "any"):
+    OPS.append(_entry(f"ma.MaskedArray.{_name}", _method(_name),
+                      _with_nomask(_reduction_samples()), getattr(MA, _name),
+                      rtol32=1e-4))
+for _name in ("argmin", "argmax", "cumsum", "cumprod"):
+    OPS.append(_entry(f"ma.MaskedArray.{_name}", _method(_name),
+                      _with_nomask(_reduction_samples(tuple_axes=False, keepdims=False)),
+                      getattr(MA, _name), rtol32=1e-4))
+OPS += [
+    _entry("ma.sum", _function(np.ma.sum), _reduction_samples(), MA.sum),
+    _entry("ma.std ddof=1", _method("std", ddof=1), _reduction_samples(), MA.std,
+           rtol32=1e-4),
+    _entry("np.mean of a masked array", _function(np.mean), _reduction_samples(), MA.mean,
+           rtol32=1e-4),
+    _entry("ma.median", _function(np.ma.median), _with_nomask(_reduction_samples(
+        tuple_axes=False)), np.ma.median),
+    _entry("ma.average", _function(np.ma.average), _reduction_samples(tuple_axes=False,
+                                                                      keepdims=False),
+           np.ma.average, rtol32=1e-4),
+    _entry("ma.average weights", lambda x, m, w: _out(np.ma.average(_masked(x, m), axis=-1,
+                                                                    weights=w,
+                                                                    returned=True)),
+           lambda rng, dtype: iter([SampleInput((_data(rng, (3, 4), dtype), _mask(rng, (3, 4)),
+                                                 _data(rng, (4,), dtype, positive=True)), {},
+                                                "1-d weights along the axis")]),
+           np.ma.average, rtol32=1e-4),
+    _entry("ma.add.reduce", lambda x, m: _out(np.ma.add.reduce(_masked(x, m), axis=0)),
+           _unary_samples(shapes=_SHAPES[:2]), np.ma.add.reduce),
+    _entry("ma.minimum.reduce", lambda x, m: _out(np.ma.minimum.reduce(_masked(x, m), axis=0)),
+           _unary_samples(shapes=_SHAPES[:2]), np.ma.minimum.reduce),
+]
+
+# shape, order and indexing
+OPS += [
+    _entry("ma.MaskedArray.reshape", lambda x, m: _out(_masked(x, m).reshape(-1, 2)),
+           _unary_samples(shapes=[((6,), "1-d"), ((3, 4), "2-d")]), MA.reshape),
+    _entry("ma.MaskedArray.ravel", _method("ravel"), _unary_samples(), MA.ravel),
+    _entry("ma.MaskedArray.transpose", _method("transpose"), _unary_samples(), MA.transpose),
+    _entry("ma.MaskedArray.swapaxes", lambda x, m: _out(_masked(x, m).swapaxes(0, -1)),
+           _unary_samples(shapes=_SHAPES[:2] + _SHAPES[4:]), MA.swapaxes),
+    _entry("ma.MaskedArray.squeeze", lambda x, m: _out(_masked(x, m)[None].squeeze(0)),
+           _unary_samples(), MA.squeeze),
+    _entry("ma.sort", _function(np.ma.sort), _unary_samples(shapes=_SHAPES[:2]), MA.sort),
+    _entry("ma.MaskedArray.argsort", _method("argsort", axis=-1),
+           _unary_samples(shapes=_SHAPES[:2]), MA.argsort),
+    _entry("ma getitem", lambda x, m: _out((_masked(x, m)[1], _masked(x, m)[1:, ...])),
+           _unary_samples(shapes=[((6,), "1-d"), ((3, 4), "2-d")]), operator.getitem),
+    _entry("ma setitem masked", lambda x, m: _out(_set(_masked(x, m), slice(0, 2),
+                                                       np.ma.masked)),
+           _unary_samples(shapes=[((6,), "1-d"), ((3, 4), "2-d")], vmap_error=_SHARED),
+           operator.setitem),
+    _entry("ma setitem by a batched mask", lambda x, m: _out(_set(_masked(x, m), x > 0, 0.0)),
+           _unary_samples(shapes=[((6,), "1-d"), ((3, 4), "2-d")], vmap_error=_SHARED),
+           operator.setitem),
+]
+
+
+def _set(a, key, value):
+    a[key] = value
+    return a
