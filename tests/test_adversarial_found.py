@@ -1051,3 +1051,44 @@ def test_unstackable_rerun_after_a_conversion_raises_a_batching_error(text):
                        "dtype": np.dtype})
     outcome = adversarial.check(case)
     assert outcome.ok, outcome.message
+
+
+# np.pad with a batched constant NaN (or infinity) into an integer array: np.pad writes each
+# value as a scalar, which raises there; vmap cast the values and returned garbage integers.
+def test_pad_raises_for_a_nan_constant_into_integers_as_the_loop():
+    a = np.array([-4, -9, 7, 0], dtype=np.int32)
+    f = lambda c: np.pad(a, 2, constant_values=c)  # noqa: E731
+    finite = np.array([-1.5, -4.0])
+    assert_same(bt.vmap(f, fallback="error")(finite), loop_vmap(f)(finite))
+    for bad in (np.array([-1.5, np.nan]), np.array([np.inf, 2.0])):
+        _raises_as_the_loop(f, bad)
+    g = lambda c: np.pad(a, (0, 2), constant_values=c)  # noqa: E731  (the NaN is written)
+    _raises_as_the_loop(g, np.array([[np.nan, 1.0], [2.0, 3.0]]))
+
+
+# np.median and the quantiles over several axes of a batch of no example: NumPy reshapes the
+# batch with -1, which fails at size 0, where the loop has nothing to compute.
+@pytest.mark.parametrize("op", [np.median, np.nanmedian, lambda x, axis: np.quantile(x, 0.3,
+                                                                                    axis=axis)])
+def test_several_axes_of_no_example(op):
+    xs = np.zeros((0, 2, 3, 4))
+    got = bt.vmap(lambda x: op(x, axis=(0, 2)), fallback="error")(xs)
+    assert got.shape == (0, 3) and got.dtype == np.float64
+    out = np.zeros((0, 3))
+    bt.vmap(lambda x, o: np.median(x, axis=(0, 2), out=o), fallback="error")(xs, out)
+
+
+# x.dtype = t of another itemsize in a nested vmap over no example: the check that one example
+# may change its dtype used the strides of the empty batch, which say nothing of an example
+# (NumPy refused: "the last axis must be contiguous"); the loop has no example to refuse.
+DTYPE_CHANGE_OF_NO_EXAMPLE = 'Case(inputs=[Input(name=\'a0\', shape=(3, 4), dtype=dtype(\'float64\'), axes=[3, 0], source=(\'sample\', \'ndarray.dtype.set\', \'float64\', 0, 0, 1), layout=(\'perm\', (3, 2, 0, 1)), readonly=False), Input(name=\'a1\', shape=(4,), dtype=dtype(\'float64\'), axes=[0, 0], source=(\'sample\', \'ufunc.add.out\', \'float64\', 1, 0, 3), layout=(\'C\', None), readonly=False), Input(name=\'a2\', shape=(4,), dtype=dtype(\'float64\'), axes=[0, -2], source=(\'sample\', \'ufunc.add.out\', \'float64\', 1, 1, 3), layout=(\'C\', None), readonly=False)], steps=[Step(kind=\'op\', code="v1 = OP[\'ndarray.dtype.set\'](a0, np.int32)", defines=(\'v1\',), target=None, values=\'None\', reads=(\'a0\',), op=\'ndarray.dtype.set\', operand=\'a0\', arrays=\'()\', tags=(), target_pos=None), Step(kind=\'op\', code=\'v2 = np.add(a1, a2, out=a0)\', defines=(\'v2\',), target=None, values=\'None\', reads=(\'a1\', \'a2\', \'a0\'), op=\'ufunc.add.out\', operand=\'a1\', arrays=\'(a1, a2, a0)\', tags=(), target_pos=2)], outputs=[\'v2\', \'a2\'], out_form=\'tuple\', sizes=[1, 0], chunks=[2, None], out_axes=[0, (-2, -2)], int_in_axes=[False, True], tol=0.0)'
+
+
+def test_dtype_change_of_no_example_in_a_nested_vmap():
+    from opinfo import adversarial
+    from opinfo.adversarial import Case, Input, Step
+
+    case = eval(DTYPE_CHANGE_OF_NO_EXAMPLE, {"Case": Case, "Input": Input,  # noqa: S307
+                                             "Step": Step, "dtype": np.dtype})
+    outcome = adversarial.check(case)
+    assert outcome.ok, outcome.message

@@ -123,6 +123,15 @@ def reduce_physical(op, name: str, kind: str, level, x, bd, axis, kw: dict, *,
     if out is not None:
         o = np.moveaxis(o, ob, out_bdim) if ob != out_bdim else o
         kw["out"] = (o,) if out_tuple else o
+    if not flatten and x.shape[bd] == 0 and type(call_axis) is tuple and x.size == 0 \
+            and math.prod(x.shape[:bd] + x.shape[bd + 1:]):
+        # no example, several axes: NumPy's median and quantiles reshape the batch with -1,
+        # which fails at size 0 (one example's result shape, taken from a stand-in, then none)
+        one = np.zeros(x.shape[:bd] + (1,) + x.shape[bd + 1:], dtype=x.dtype, like=x)
+        res = op(one, axis=call_axis, **{k: v for k, v in kw.items() if k != "out"})
+        if out is not None:  # nothing to write into an out= of no example
+            return out[0] if out_tuple and isinstance(out, tuple) else out
+        return wrap(res[(slice(None),) * out_bdim + (slice(0, 0),)], out_bdim, level)
     res = op(x, axis=call_axis, **kw)
     if out is not None:
         return out[0] if out_tuple and isinstance(out, tuple) else out
@@ -261,8 +270,8 @@ def _fast_reduction(op, kind: str):
                 return NotImplemented
             axis = 0  # flattening a 1-d example leaves it as it is
         paxes = _physical_axes(axis, nd, bd)
-        if paxes is None:
-            return NotImplemented
+        if paxes is None or (len(paxes) > 1 and not v.shape[bd]):
+            return NotImplemented  # (no example over several axes: reduce_physical)
         if kind is SCAN:
             out_bdim = bd
         else:

@@ -268,6 +268,8 @@ def _check_like_one_example(x, bdim, change) -> None:
     """Run ``change`` (a metadata change such as ``a.view(dtype)``) on a stand-in with one
     example's shape and strides as the loop sees them, for NumPy's own error where the loop's
     example has one. The stand-in's memory is one element and is never read."""
+    if bdim is not None and x.shape[bdim] == 0:
+        return  # no example (the strides of an empty batch say nothing of one)
     strides = example_strides(x, bdim)
     if strides is not None:
         change(as_strided(np.zeros(1, x.dtype), logical_shape(x, bdim), strides,

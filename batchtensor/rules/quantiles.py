@@ -186,7 +186,9 @@ def _quantile_like(op, scale: float, nan: bool):
         if q_bdim is None:
             # NumPy's nan-variants give odd shapes for empty lanes (apply_along_axis): per example
             require(not nan or all(x.shape[1:]), f"numpy.{name} of an empty array")
-            if not n and nan:  # NumPy's nan-variants shape zero lanes oddly: one example's
+            if not n and (nan or len(laxes) > 1):
+                # NumPy's nan-variants shape zero lanes oddly, and over several axes NumPy
+                # reshapes the batch with -1, which fails at size 0: one example's
                 res, bd = rule(np.zeros((1,) + x.shape[1:], x.dtype, like=x), 0, q, None,
                                axis, None, overwrite_input, method, keepdims)
                 return res[(slice(None),) * bd + (slice(0, 0),)], bd

@@ -207,6 +207,14 @@ def pad_rule(array, array_bdim, pad_width, mode="constant", *, constant_values=N
         if not pairs:
             return np.copy(x), 0
         cv = ensure_bdim(constant_values, constant_values_bdim, n)
+        if x.dtype.kind in "iub" and cv.dtype.kind in "fc":
+            # np.pad writes each value as a scalar (also into a side of no width): NaN or
+            # infinity into an integer array raises there, where a cast would give a number
+            values = _value_pairs(cv, 0, nd, cv.dtype)
+            if not bool(np.all(np.isfinite(values))):
+                if bool(np.any(np.isnan(values))):
+                    raise ValueError("cannot convert float NaN to integer")
+                raise OverflowError("cannot convert float infinity to integer")
         table = _value_pairs(cv, 0, nd, x.dtype)
         return _pad_with_batched_values(x, pairs, table), 0
     if constant_values is not NoValue:
