@@ -1569,15 +1569,21 @@ def _writeable_answer(original: Callable) -> Callable:
     and otherwise copies with ``xp.asarray`` and selects with ``xp.where``. That asks
     ``type(x)``, which answers False for a batched value where the loop's example (an array)
     answers True: the batch would take the copying path, which for a masked array drops the
-    mask (``np.asarray``). So a batched value answers as its examples: an array per example
-    by its flags, a NumPy scalar per example (never writeable) False."""
+    mask (``np.asarray``). So a batched value answers as its examples' arrays would: by its
+    flags (a masked batch of reduction results, whose examples are NumPy scalars or
+    ``np.ma.masked``, False). A BatchedTensor taken for NumPy scalars answers by its flags
+    too: whether a 0-d example is an array or a scalar is not always known there, and a write
+    into a value taken for scalars reruns per example, where NumPy answers."""
     def is_writeable_array(x: Any) -> Any:
         t = type(x)
         if t is BatchedMaskedArray:
             return not x._scalar and bool(x._ma.flags.writeable)
         if t is BatchedTensor:
-            return not scalar_per_example(x) and type(x._value) is np.ndarray and \
-                bool(x._value.flags.writeable)
+            v = x._value
+            while type(v) is BatchedTensor:  # batched at outer levels too
+                v = v._value
+            if type(v) is np.ndarray:
+                return bool(v.flags.writeable)
         return original(x)
 
     is_writeable_array.__wrapped__ = original
