@@ -1289,29 +1289,26 @@ def _out_of_range(where, ax, nd) -> ValueError:
                       f"per example (expected {-nd} <= axis < {nd})")
 
 
+def _batch_axis_at(v: Any, bdim: int, ax: Any, where: Callable[[], str]) -> Any:
+    """The physical ``v`` (batch axis ``bdim``) with its batch axis at the out axis ``ax``."""
+    if ax is None:
+        raise ValueError(f"vmap: {where()} is None but this output is batched (it "
+                         f"differs per example); give it an int out axis")
+    nd = v.ndim
+    if not -nd <= ax < nd:
+        raise _out_of_range(where, ax, nd)
+    ax %= nd
+    return v if bdim == ax else np.moveaxis(v, bdim, ax)
+
+
 def _unwrap_leaf(level: Level, x: Any, ax: Any, where: Callable[[], str]) -> Any:
     """One output leaf: ``where()`` describes its out_axes entry for error messages."""
-    if is_masked_batch(x) and x._level is level:  # one masked array, batch axis at ``ax``
-        if ax is None:
-            raise ValueError(f"vmap: {where()} is None but this output is batched (it "
-                             f"differs per example); give it an int out axis")
-        v = x._ma
-        nd = v.ndim
-        if not -nd <= ax < nd:
-            raise _out_of_range(where, ax, nd)
-        return v if ax % nd == 0 else np.moveaxis(v, 0, ax % nd)
+    if is_masked_batch(x) and x._level is level:  # one masked array, batch axis first
+        return _batch_axis_at(x._ma, 0, ax, where)
     if type(x) is BatchedTensor:
         lv = x._level
         if lv is level:
-            if ax is None:
-                raise ValueError(f"vmap: {where()} is None but this output is batched (it "
-                                 f"differs per example); give it an int out axis")
-            v = x._value
-            nd = v.ndim
-            if not -nd <= ax < nd:
-                raise _out_of_range(where, ax, nd)
-            ax %= nd
-            return v if x._bdim == ax else np.moveaxis(v, x._bdim, ax)
+            return _batch_axis_at(x._value, x._bdim, ax, where)
         lv.check_alive()
         if lv.id > level.id:
             raise BatchingError(
