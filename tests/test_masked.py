@@ -420,3 +420,35 @@ def test_array_api_extra_at_set_answers_as_the_examples_do():
 
     vectorised(f, XS)
     vectorised(lambda x: xpx.at(x, x > 1.0).set(0.0), CLEAN)
+
+
+# ---- what the adversarial generator found (tests/test_adversarial_found.py for the others) ----
+def test_reshape_with_minus_one_of_no_example():
+    got = bt.vmap(lambda x: np.ma.masked_invalid(x).reshape(-1, 2), fallback="error")(XS[:0])
+    assert got.shape == (0, 3, 2)
+
+
+def test_every_example_masked_gives_the_masked_constants_float64():
+    # the loop's examples are all np.ma.masked (a float64), whatever the data's dtype
+    xs = (XS + 1j * XS).astype(np.complex128)
+    xs[:, 0] = np.nan
+    got = vectorised(lambda x: np.ma.masked_invalid(x)[0], xs)
+    assert got.dtype == np.float64 and got.mask.all()
+    xs[1, 0] = 2.0  # one example kept: complex, as np.ma.stack promotes
+    assert vectorised(lambda x: np.ma.masked_invalid(x)[0], xs).dtype == np.complex128
+
+
+def test_a_nested_value_is_not_taken_for_an_array():
+    # inside a nested vmap the inner value holds a BatchedTensor, which says it is an
+    # ndarray: a masked array of it once reached NumPy's constructor (a TypeError)
+    f = lambda x: np.ma.masked_array(x, mask=x > 0).sum()  # noqa: E731
+    with pytest.raises(bt.BatchingError):
+        bt.vmap(bt.vmap(f), fallback="error")(np.zeros((2, 3, 4)))
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", bt.PerformanceWarning)
+        assert bt.vmap(bt.vmap(f))(np.zeros((0, 3, 4))).shape == (0, 3)
+    grid = RNG.normal(size=(2, 3, 4))
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", bt.PerformanceWarning)
+        got = bt.vmap(bt.vmap(f))(grid)
+    assert_same_masked(got, np.stack([loop(f, g) for g in grid]))
