@@ -760,13 +760,20 @@ class BatchedMaskedArray:
 
     def __getattr__(self, name: str) -> Any:
         """Any other attribute of a ``MaskedArray`` (``anom``, ``ids``, ``torecords``...): once
-        per example."""
+        per example. The attributes numpy.ma keeps for the whole array (``_fill_value``,
+        ``_hardmask``...: numpy.ma's own code reads them) are the batch's, one for all."""
+        if name in _ARRAY_WIDE:
+            return getattr(self._ma, name)
         attr = getattr(_MA, name, None)
         if attr is None or name.startswith("__"):
             raise AttributeError(f"'MaskedArray' object has no attribute {name!r}")
         if callable(attr):
             return _bound_loop(self, name)
         return _per_example(AttributeOp(name), (self,), {}, self._level)
+
+
+_ARRAY_WIDE = frozenset(("_fill_value", "_hardmask", "_sharedmask", "_baseclass", "_isfield",
+                         "_optinfo", "_basedict"))
 
 
 def _bound_loop(x: BatchedMaskedArray, name: str) -> Callable:
@@ -1602,30 +1609,6 @@ def _intercept_writeable_questions() -> None:
             conversions.intercept(mod, "is_writeable_array", _writeable_answer(original))
 
 
-def _plain_masked_method(name: str, ma_function: Any, reflected: bool) -> Callable:
-    """``MaskedArray.__add__`` (and the other operators) of a plain masked array while a vmap
-    level is open: with a batched operand, as each example computes ``m + x``."""
-    original = vars(_MA)[name]
-    scalars = _PLAIN_OPERATIONS.get(ma_function, ma_function)
-
-    def method(self, other):
-        if _is_batched(other) and current_level() is not None:
-            return elementwise(ma_function, (other, self) if reflected else (self, other), {},
-                               scalars=scalars)
-        return original(self, other)
-
-    method.__name__ = method.__qualname__ = name
-    method.__wrapped__ = original
-    return method
-
-
-_PLAIN_MASKED_OPERATORS = {
-    "add": np.ma.add, "sub": np.ma.subtract, "mul": np.ma.multiply,
-    "truediv": np.ma.true_divide, "floordiv": np.ma.floor_divide, "pow": np.ma.power}
-_PLAIN_MASKED_COMPARISONS = {"eq": operator.eq, "ne": operator.ne, "lt": operator.lt,
-                             "le": operator.le, "gt": operator.gt, "ge": operator.ge}
-
-
 def _install() -> None:
     for name in np.ma.__all__:
         fn = getattr(np.ma, name)
@@ -1633,14 +1616,11 @@ def _install() -> None:
             continue
         conversions.intercept(np.ma, name, _Intercepted(fn, _handler_for(name, fn)),
                               by_class=True)
+    # (MaskedArray's operators are not replaced: a plain masked array on the left of a batched
+    # value runs numpy.ma's own operator on it, which branches on whether anything is masked,
+    # so such examples run in groups; replacing 18 operators of the class at each vmap call
+    # cost 17 us a call, bench/revisions.py)
     conversions.intercept_attribute(_MA, "__new__", staticmethod(_masked_new))
-    for name, fn in _PLAIN_MASKED_OPERATORS.items():
-        for dunder, reflected in ((f"__{name}__", False), (f"__r{name}__", True)):
-            conversions.intercept_attribute(_MA, dunder,
-                                            _plain_masked_method(dunder, fn, reflected))
-    for name, fn in _PLAIN_MASKED_COMPARISONS.items():
-        conversions.intercept_attribute(_MA, f"__{name}__",
-                                        _plain_masked_method(f"__{name}__", fn, False))
     _loop_module.EXAMPLES[BatchedMaskedArray] = _example
     slots.stack_masked = _stack
     slots.masked_ufunc = ufunc_call

@@ -71,15 +71,26 @@ def _unary_samples(positive=False, shapes=_SHAPES, vmap_error=None):
     return samples
 
 
-def _binary_samples(rng, dtype):
-    yield SampleInput((_data(rng, (6,), dtype), _mask(rng, (6,)), _data(rng, (6,), dtype),
-                       _mask(rng, (6,))), {}, "1-d")
-    yield SampleInput((_data(rng, (3, 4), dtype), _mask(rng, (3, 4)), _data(rng, (4,), dtype),
-                       _mask(rng, (4,))), {}, "broadcasting")
-    yield SampleInput((_data(rng, (), dtype), _mask(rng, ()), _data(rng, (2, 3), dtype),
-                       _mask(rng, (2, 3))), {}, "0-d and 2-d")
-    yield SampleInput((_data(rng, (0, 2), dtype), _mask(rng, (0, 2)), _data(rng, (2,), dtype),
-                       _mask(rng, (2,))), {}, "size 0")
+def _binary_samples(rng, dtype, vmap_error=None):
+    def one(args, name):
+        return SampleInput(args, {}, name, vmap_error=vmap_error)
+    yield one((_data(rng, (6,), dtype), _mask(rng, (6,)), _data(rng, (6,), dtype),
+               _mask(rng, (6,))), "1-d")
+    yield one((_data(rng, (3, 4), dtype), _mask(rng, (3, 4)), _data(rng, (4,), dtype),
+               _mask(rng, (4,))), "broadcasting")
+    yield one((_data(rng, (), dtype), _mask(rng, ()), _data(rng, (2, 3), dtype),
+               _mask(rng, (2, 3))), "0-d and 2-d")
+    yield one((_data(rng, (0, 2), dtype), _mask(rng, (0, 2)), _data(rng, (2,), dtype),
+               _mask(rng, (2,))), "size 0")
+
+
+_PLAIN_LEFT = ("a plain masked array on the left of a batched one: numpy.ma's own operator "
+               "runs, which asks whether anything is masked (a ControlFlowError with "
+               "fallback='error', groups otherwise: tests/test_masked.py)")
+
+
+def _operator_samples(rng, dtype):
+    return _binary_samples(rng, dtype, vmap_error=_PLAIN_LEFT)
 
 
 def _reduction_samples(tuple_axes=True, keepdims=True):
@@ -226,7 +237,7 @@ for _name, _op in {"+": (operator.add, np.ma.add), "-": (operator.sub, np.ma.sub
                    "*": (operator.mul, np.ma.multiply), "/": (operator.truediv, np.ma.true_divide),
                    "**": (operator.pow, np.ma.power), "<": (operator.lt, operator.lt),
                    "==": (operator.eq, operator.eq)}.items():
-    OPS.append(_entry(f"ma operator {_name}", _binary(_op[0]), _binary_samples, _op[1]))
+    OPS.append(_entry(f"ma operator {_name}", _binary(_op[0]), _operator_samples, _op[1]))
 
 # reductions: methods, numpy.ma's functions, NumPy's functions
 for _name in ("sum", "prod", "mean", "var", "std", "min", "max", "ptp", "all", "any"):
