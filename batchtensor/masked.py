@@ -27,15 +27,21 @@ answer runs vectorised, each on the batched ``MaskedArray`` by ``numpy.ma``'s ow
 Everything else runs once per example (the per-op loop, warned), on the examples' own
 ``MaskedArray``s, so it gives the loop's answer at the loop's cost.
 
-``numpy.ma`` looks at whether a mask is ``nomask`` or holds any masked element, for the whole
-array, and takes other paths for it (``mean`` without a mask is ``ndarray.mean``). For the batch
-that whole array is every example's, so an example without a masked element may take the masked
-path where the loop took the other. The paths give the same values (rounding aside), with one
-exception handled here: ``mean``, ``var`` and ``std`` to one value per example divide NumPy
-scalars, which mask no NaN, where the batch's arrays would (``_scalar_moment``). What stays
-different (docs/semantics.md, "Masked arrays"): where the loop's example
-holds ``nomask``, the batch may hold a mask of False (``x.mask is np.ma.nomask`` differs), and a
-reduction's fully masked example is ``np.ma.masked`` in the loop, a masked element here.
+``numpy.ma`` decides some things for the whole array it is given, which for the batch is every
+example at once:
+
+- whether a mask is ``nomask`` or holds any masked element (``mean`` without a mask is
+  ``ndarray.mean``): an example without a masked element may take the masked path where the
+  loop took the other; the paths give the same values (rounding aside);
+- whether a result is one value: per example a reduction to one value is a NumPy scalar (or
+  ``np.ma.masked``), and what follows is NumPy's scalar arithmetic, which masks no NaN, where
+  ``numpy.ma``'s division of the batch's arrays would. That is redone as the examples do it
+  (``_scalar_moment``; ``elementwise(..., scalars=)`` for operators and ufuncs of such values).
+
+What stays different (docs/semantics.md, "Masked arrays made inside ``f``"): where the loop's
+example holds ``nomask``, the batch may hold a mask of False (``x.mask is np.ma.nomask``
+differs), and a reduction's fully masked example is ``np.ma.masked`` in the loop, a masked
+element here.
 """
 
 from __future__ import annotations
