@@ -1450,6 +1450,7 @@ _HANDLERS: dict[str, Callable] = {
     "atleast_1d": _atleast, "atleast_2d": _atleast, "atleast_3d": _atleast,
     "where": _where, "power": _elementwise_handler, "sort": _sort,
     "isMaskedArray": _as_it_is, "isMA": _as_it_is, "isarray": _as_it_is,
+    "compressed": _via_method("compressed"),
 }
 _ELEMENTWISE_TYPES = ("_MaskedUnaryOperation", "_MaskedBinaryOperation",
                       "_DomainedBinaryOperation")
@@ -1524,9 +1525,14 @@ def _example(x: BatchedMaskedArray, level: Level, i: int) -> Any:
 
 
 def _stack(col: list, level: Level) -> Any:
-    """The per-op loop's results, some of them masked: stacked as ``np.ma.stack`` stacks."""
+    """The per-op loop's results, some of them masked: stacked as ``np.ma.stack`` stacks, but
+    without a mask where no example has one (``np.ma.stack`` makes one of False), so that
+    what follows takes the examples' ``nomask`` paths (``mean`` of nothing is NaN there, and
+    ``np.ma.masked`` with a mask)."""
     scalar = not any(isinstance(x, _MA) and type(x) is not np.ma.core.MaskedConstant
                      for x in col)
+    if all(type(x) is _MA and x._mask is _NOMASK for x in col):
+        return _wrap(_MA(np.stack([x.data for x in col])), level, scalar=scalar)
     return _wrap(np.ma.stack(col), level, scalar=scalar)
 
 

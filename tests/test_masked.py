@@ -457,3 +457,15 @@ def test_a_nested_value_is_not_taken_for_an_array():
         warnings.simplefilter("ignore", bt.PerformanceWarning)
         got = bt.vmap(bt.vmap(f))(grid)
     assert_same_masked(got, np.stack([loop(f, g) for g in grid]))
+
+
+def test_per_op_loop_results_without_masks_keep_no_mask():
+    # the examples' x[m] of a masked array without a mask have none; np.ma.stack would give
+    # them a mask of False, and the mean of an empty one would then be np.ma.masked where the
+    # loop's (ndarray.mean) is NaN (scipy.stats.mstats.pointbiserialr's y[~x])
+    f = lambda x: np.ma.asarray(x)[x > 10.0].mean()  # noqa: E731  (nothing selected)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        got = bt.vmap(f)(CLEAN)
+        assert_same_masked(got, loop(f, CLEAN))
+    assert np.isnan(got).all() and not np.ma.is_masked(got)
