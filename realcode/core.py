@@ -4,7 +4,7 @@ run of an entry against the per-example loop.
 An :class:`Entry` names a library function by module and attribute (imported on first use, never
 re-typed) and draws one example's array arguments with ``gen(rng, dtype, size)``; every draw
 is a different example. A run stacks such examples into a batch, calls the function once per
-example (the reference: the loop's ``np.stack``), then ``bt.vmap`` with ``fallback="error"``
+example (the reference: the loop's ``np.stack``, ``np.ma.stack`` for masked results), then ``bt.vmap`` with ``fallback="error"``
 (fully vectorised or not) and with the default fallback (per-op loop or whole-function rerun
 allowed), and compares each with the reference as the tests do: same tree, shape, dtype, NaN
 places, values to rounding.
@@ -178,8 +178,14 @@ def compare(got: Any, want: Any, rtol: float | None = None, kind: type | None = 
         return f"{len(gl)} result arrays, the loop has {len(wl)}"
     for k, (g, w) in enumerate(zip(gl, wl)):
         at = f"result {k}: " if len(wl) > 1 else ""
-        if isinstance(g, np.ma.MaskedArray):  # masks kept, which the loop's np.stack drops
-            g = np.ma.getdata(g)  # (tests/test_masked.py compares them)
+        if isinstance(g, np.ma.MaskedArray) or isinstance(w, np.ma.MaskedArray):
+            # masked results: the same elements masked, the same data elsewhere (numpy.ma
+            # leaves the data under a mask unspecified: np.ma.masked holds 0)
+            mg, mw = np.ma.getmaskarray(g), np.ma.getmaskarray(w)
+            if mg.shape == mw.shape and not np.array_equal(mg, mw):
+                return f"{at}masked in other places than the loop's"
+            g = np.where(mg, 0, np.ma.getdata(g)) if mg.shape == mw.shape else np.ma.getdata(g)
+            w = np.where(mw, 0, np.ma.getdata(w))
         if not is_plain_array(g):
             return f"{at}a {type(g).__name__}, not an ndarray"
         if g.shape != w.shape:
@@ -215,6 +221,9 @@ def _stack_results(results: list) -> Any:
         if col[0].dtype.kind not in "biufc":
             raise TypeError(f"result {j} is a {type(leaves[0][j]).__name__}, not numbers: "
                             f"the corpus takes functions that return arrays")
+        if any(isinstance(ex[j], np.ma.MaskedArray) for ex in leaves):
+            stacked.append(np.ma.stack([ex[j] for ex in leaves]))  # as vmap stacks them
+            continue
         stacked.append(np.stack(col))
     return tuple(stacked) if isinstance(results[0], (tuple, list)) else stacked[0]
 
