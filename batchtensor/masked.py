@@ -353,6 +353,7 @@ class BatchedMaskedArray:
     @mask.setter
     def mask(self, value: Any) -> None:
         self._arrays_only("the mask")
+        self._refuse_shared_write("x.mask = ...")
         note_write(self._level, self._ma)
         if _is_batched(value):
             value = _aligned((value,), self._level, "x.mask = ...")[0]
@@ -552,8 +553,9 @@ class BatchedMaskedArray:
         if isinstance(dtype, _TYPE) and issubclass(dtype, np.ndarray) and type is None:
             dtype, type = None, dtype
         if dtype is None and (type is None or type is _MA) and not self._scalar:
-            return self._same_batch(self._ma.view())
+            return self._same_batch(self._ma.view(), _MA.view)
         if dtype is None and type is np.ndarray and not self._scalar:
+            record(_MA.view, Path.RULE)
             return self.data
         return _per_example(MethodOp("view"), (self, dtype) + (() if type is None else (type,)),
                             {}, self._level)
@@ -575,7 +577,7 @@ class BatchedMaskedArray:
         return BatchedMaskedArray(self._level, m, self._scalar and m.ndim == 1)
 
     def copy(self, order: str = "C") -> BatchedMaskedArray:
-        return self._same_batch(self._ma.copy(order))
+        return self._same_batch(self._ma.copy(order), _MA.copy)
 
     def __copy__(self) -> BatchedMaskedArray:
         return self.copy()
@@ -584,7 +586,7 @@ class BatchedMaskedArray:
         return self.copy()
 
     def astype(self, dtype: Any, *args: Any, **kwargs: Any) -> BatchedMaskedArray:
-        return self._same_batch(self._ma.astype(dtype, *args, **kwargs))
+        return self._same_batch(self._ma.astype(dtype, *args, **kwargs), _MA.astype)
 
     def reshape(self, *shape: Any, order: str = "C", **kwargs: Any) -> Any:
         if len(shape) == 1 and not isinstance(shape[0], int):
@@ -696,10 +698,11 @@ class BatchedMaskedArray:
     def _refuse_shared_write(self, what: str) -> None:
         if self._shared:
             raise SharedWriteError(
-                f"{what}: this masked array's data is not batched (np.ma.array(data, mask=m) "
-                f"with the same data in every example and a batched mask), so every example "
-                f"would write into that one array. Make its own copy per example: "
-                f"np.ma.array(data, mask=m, copy=True).")
+                f"{what}: this masked array's data or mask is not batched "
+                f"(np.ma.array(data, mask=m) with the same data, or the same boolean mask "
+                f"array, in every example), so every example would write into that one array "
+                f"(each example's masked array holds it itself, without copy=True). Make its "
+                f"own copy per example: np.ma.array(data, mask=m, copy=True).")
 
     def _ensure_mask(self) -> None:
         if self._ma._mask is _NOMASK:
@@ -988,11 +991,14 @@ def _batch_size(values) -> int:
     return 0
 
 
-def _prepared_mask(mask: Any, shape: tuple, batch: int, level: Level) -> Any:
+def _prepared_mask(mask: Any, shape: tuple, batch: int, level: Level,
+                   copy: bool = True) -> Any:
     """``mask=`` for a batch of examples of ``shape``: ``MaskedArray`` takes a mask of the
     data's size in any shape and reshapes it (or one value for all); the batch's mask is
     each example's so reshaped. None where no example would take it (the loop then raises
-    what NumPy raises)."""
+    what NumPy raises). A plain boolean array taken without ``copy`` is every example's
+    mask itself (a write into one example's mask reaches it, and so the examples after it):
+    a read-only view of it then, which ``_shared_mask`` tells apart."""
     if mask is _NOMASK or mask is None or isinstance(mask, (bool, np.bool_)):
         return mask
     size = math.prod(shape)
@@ -1014,8 +1020,19 @@ def _prepared_mask(mask: Any, shape: tuple, batch: int, level: Level) -> Any:
     if m.size == 1:
         return m
     if m.size == size:
+        if not copy and type(mask) is np.ndarray and mask.dtype == bool:
+            return _SharedMask(np.broadcast_to(mask.reshape(shape), (batch,) + shape))
         return np.broadcast_to(m.reshape(shape), (batch,) + shape).copy()
     return None
+
+
+class _SharedMask:
+    """A plain mask every example's masked array holds itself (``_prepared_mask``)."""
+
+    __slots__ = ("view",)
+
+    def __init__(self, view: Any):
+        self.view = view
 
 
 _CONSTRUCTOR_KEYS = ("data", "a")
@@ -1036,6 +1053,8 @@ def _construct(original: Any, args: tuple, kwargs: dict) -> Any:
     mask = params.get("mask", _NOMASK)
     level = _level_of((data, mask))
     cls = params.get("cls", _MA)
+    # a NumPy scalar per example: np.ma.array of it is a new array (not a view of the batch)
+    scalar_data = type(data) is BatchedTensor and scalar_per_example(data)
     shared = None  # plain data under a mask per example: the examples share that data
     if not _is_batched(data) and _is_batched(mask) and not isinstance(data, _MA) \
             and type(mask) is not BatchedMaskedArray and data is not None:
@@ -1050,9 +1069,8 @@ def _construct(original: Any, args: tuple, kwargs: dict) -> Any:
             params.get("dtype") is None or np.dtype(params["dtype"]) == data.dtype):
         return data
     phys = _physical(data, level, "numpy.ma")
-    if (shared is not None and params.get("copy")) or (
-            type(data) is BatchedTensor and scalar_per_example(data)):
-        phys = phys.copy()  # (a NumPy scalar per example: np.ma.array of it is a new array)
+    if (shared is not None and params.get("copy")) or scalar_data:
+        phys = phys.copy()
     shape = tuple(phys.shape[1:])
     ndmin = params.get("ndmin", 0) or 0
     if ndmin > len(shape):
@@ -1069,16 +1087,28 @@ def _construct(original: Any, args: tuple, kwargs: dict) -> Any:
             mask = params["mask"] = _NOMASK
         elif truth.all():
             mask = params["mask"] = True
+    mask_shared = False
     if "mask" in params:
-        m = _prepared_mask(mask, shape, phys.shape[0], level)
+        m = _prepared_mask(mask, shape, phys.shape[0], level, bool(params.get("copy")))
         if m is None:
             return _per_example(original, args, kwargs, level)
+        if type(m) is _SharedMask:
+            m, mask_shared = m.view, True
         params["mask"] = m
+    # NumPy's MaskedArray copies data whose first axis runs backwards, where each example
+    # (without that axis) is kept as a view: the batch goes in forwards, and comes out as it was
+    backwards = type(phys) is np.ndarray and phys.ndim and phys.strides[0] < 0
+    if backwards:
+        params[key] = phys[::-1]
+        if isinstance(params.get("mask"), np.ndarray) and params["mask"].ndim == phys.ndim:
+            params["mask"] = params["mask"][::-1]
     res = original(*bound.args, **bound.kwargs)
+    if backwards and isinstance(res, np.ndarray):
+        res = res[::-1]
     record(original, Path.RULE)
     if type(data) is BatchedMaskedArray and res is data._ma:
         return data
-    if shared is not None and not params.get("copy"):
+    if (shared is not None and not params.get("copy")) or mask_shared:
         out = _wrap(res, level)
         out._shared = True
         return out
@@ -1141,8 +1171,8 @@ def _masking(params: tuple, fill_params: tuple = ()) -> Callable:
             elif _is_batched(v):
                 p[n] = _aligned((data, v), level, original.__name__)[1]
         if "mask" in p:
-            m = _prepared_mask(p["mask"], shape, batch, level)
-            if m is None:
+            m = _prepared_mask(p["mask"], shape, batch, level, bool(p.get("copy", True)))
+            if m is None or type(m) is _SharedMask:  # (fix_invalid(copy=False) writes it)
                 return _per_example(original, args, kwargs, level)
             p["mask"] = m
         res = original(*bound.args, **bound.kwargs)

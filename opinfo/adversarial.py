@@ -85,8 +85,8 @@ ACCEPTED = {
                       "differs per example in shape, dtype or a Python value (a boolean mask "
                       "with different counts, np.unique, bool() of disagreeing examples...): "
                       "one batched array cannot hold it (docs/semantics.md, BatchingError)",
-    "masked-shared-data": "bt.SharedWriteError for a write into a masked array whose data is "
-                          "not batched while its mask is (np.ma.array(data, mask=m)): every "
+    "masked-shared-data": "bt.SharedWriteError for a write into a masked array whose data or "
+                          "boolean mask array is not batched (np.ma.array(data, mask=m)): every "
                           "example's masked array is over that one array, and the loop's "
                           "examples would write into it in turn (docs/semantics.md, 'Masked "
                           "arrays made inside f')",
@@ -1117,7 +1117,8 @@ def _write_error(exc) -> bool:
 def _accepted_error(case, exc, lt: LoopTrace, vt: VmapTrace, log) -> str | None:
     """The ACCEPTED key of a vmap error the loop does not raise, or None."""
     step = vt.failing_step(exc)
-    if isinstance(exc, bt.SharedWriteError) and "masked array's data is not batched" in str(exc):
+    if isinstance(exc, bt.SharedWriteError) \
+            and "masked array's data or mask is not batched" in str(exc):
         return "masked-shared-data"
     if isinstance(exc, bt.BatchingError) and (lt.varying(step) or _varying_apart(case, step)):
         return "data-dependent"

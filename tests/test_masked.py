@@ -469,3 +469,26 @@ def test_per_op_loop_results_without_masks_keep_no_mask():
         got = bt.vmap(f)(CLEAN)
         assert_same_masked(got, loop(f, CLEAN))
     assert np.isnan(got).all() and not np.ma.is_masked(got)
+
+
+def test_a_plain_boolean_mask_is_every_examples_own_mask():
+    # np.ma.array(x, mask=m) keeps a plain boolean m itself: a write into one example's mask
+    # reaches m, which the later examples of the loop then see; the batch refuses the write
+    m = np.array([True, False, False, False, False, True])
+    vectorised(lambda x: np.ma.array(x, mask=m).mean(), XS)  # read only: vectorised
+    with pytest.raises(bt.SharedWriteError, match="copy=True"):
+        bt.vmap(lambda x: _set(np.ma.array(x, mask=m), 1, np.ma.masked).sum())(XS)
+    np.testing.assert_array_equal(m, [True, False, False, False, False, True])
+    vectorised(lambda x: _set(np.ma.array(x, mask=m, copy=True), 1, np.ma.masked).sum(), XS)
+    vectorised(lambda x: _set(np.ma.array(x, mask=m.tolist()), 1, np.ma.masked).sum(), XS)
+
+
+def test_a_batch_laid_out_backwards_stays_a_view():
+    # NumPy's MaskedArray copies an array whose first axis runs backwards, where each example
+    # (without that axis) stays a view: np.ma.asarray(x) of such an input is still x
+    f = lambda x: _set(np.ma.getdata(np.ma.asarray(x)), 0, 7.0)  # noqa: E731
+    mine, theirs = CLEAN.copy(), CLEAN.copy()
+    bt.vmap(f, fallback="error")(mine[::-1])
+    loop(f, theirs[::-1])
+    np.testing.assert_array_equal(mine, theirs)
+    assert (mine[:, 0] == 7.0).all()
