@@ -1303,8 +1303,17 @@ def _batch_axis_at(v: Any, bdim: int, ax: Any, where: Callable[[], str]) -> Any:
 
 def _unwrap_leaf(level: Level, x: Any, ax: Any, where: Callable[[], str]) -> Any:
     """One output leaf: ``where()`` describes its out_axes entry for error messages."""
-    if is_masked_batch(x) and x._level is level:  # one masked array, batch axis first
-        return _batch_axis_at(x._ma, 0, ax, where)
+    if is_masked_batch(x) and x._level is level:  # one masked array, batch axes first
+        outer = len(x._levels) - 1
+        if not outer:
+            return _batch_axis_at(x._ma, 0, ax, where)
+        # a nested vmap: the examples of the outer levels stay a masked batch of theirs
+        if ax is None:
+            _batch_axis_at(x._ma, 0, ax, where)  # (raises)
+        nd = x._ma.ndim - outer
+        if not -nd <= ax < nd:
+            raise _out_of_range(where, ax, nd)
+        return BatchedMaskedArray(x._levels[:-1], np.moveaxis(x._ma, outer, outer + ax % nd))
     if type(x) is BatchedTensor:
         lv = x._level
         if lv is level:

@@ -27,6 +27,12 @@ answer runs vectorised, each on the batched ``MaskedArray`` by ``numpy.ma``'s ow
 Everything else runs once per example (the per-op loop, warned), on the examples' own
 ``MaskedArray``s, so it gives the loop's answer at the loop's cost.
 
+In a nested vmap, ``_ma`` has a batch axis for each level it is batched at, outermost first
+(``_levels``): the rules above index past all of them, and a value of fewer levels takes a
+length-1 axis for each level it lacks (``_physical``), so it broadcasts as each example sees
+it. The per-op loop runs over the innermost level's examples, each still a masked batch of the
+outer levels'.
+
 ``numpy.ma`` decides some things for the whole array it is given, which for the batch is every
 example at once:
 
@@ -64,6 +70,7 @@ from .config import config
 from .dispatch import truth_value
 from .errors import DataDependentError, SharedWriteError, SubclassViewError
 from .levels import Level, current_level, note_write
+from .plumbing import innermost
 from .registry import Path, record, slots
 from .rules._helpers import move_bdim_to_front
 from .rules.ragged import Ragged
@@ -84,10 +91,17 @@ def is_masked_batch(x: Any) -> bool:
 
 
 # ---- operands ---------------------------------------------------------------------------------
-def _other_level(what: str, level: Level | None) -> SubclassViewError:
+# A masked batch of a nested vmap holds the examples of every level it is batched at: ``_ma``
+# has one leading axis per level, outermost first (``Levels``: a tuple of levels by id). A
+# value batched at fewer of those levels takes a length-1 axis for each level it lacks, so
+# that it broadcasts as the examples do; one that is every example's (plain) has none.
+Levels = tuple
+
+
+def _not_numpy(what: str, level: Level | None) -> SubclassViewError:
     return SubclassViewError(
-        f"{what}: a masked array batched at one vmap level meets a value batched at another "
-        f"(a nested vmap): masked batches are vectorised at one level only", level)
+        f"{what}: a masked array meets a batched value whose array is not NumPy's (CuPy's, "
+        f"the ONNX recorder's): masked arrays are NumPy's only", level)
 
 
 def _is_batched(v: Any) -> bool:
@@ -106,70 +120,125 @@ def _first_batched(args: tuple, kwargs: dict) -> Any:
     return None
 
 
-def _level_of(values) -> Level:
-    """The vmap level of the batched operands (in lists and tuples too)."""
-    level = None
+def _levels_of(v: Any) -> Levels:
+    """The vmap levels ``v`` is batched at, outermost first (``()`` for a plain value)."""
+    t = type(v)
+    if t is BatchedMaskedArray:
+        return v._levels
+    if t is BatchedTensor:
+        found = []
+        while type(v) is BatchedTensor:  # a BatchedTensor of an inner level wraps the outer's
+            found.append(v._level)
+            v = v._value
+        return tuple(reversed(found))
+    return ()
+
+
+def _level_of(values) -> Levels:
+    """Every vmap level the batched operands (in lists and tuples too) are batched at,
+    outermost first."""
+    found: dict = {}
+    _collect_levels(values, found)
+    if not found:
+        raise TypeError("no batched operand")
+    if len(found) == 1:
+        return tuple(found.values())
+    return tuple(sorted(found.values(), key=_by_id))
+
+
+def _by_id(level: Level) -> int:
+    return level.id
+
+
+def _collect_levels(values, found: dict) -> None:
     for v in values:
         t = type(v)
         if t is list or t is tuple:
-            inner = [w for w in v if _is_batched(w)]
-            if inner:
-                lv = _level_of(inner)
-                if level is not None and lv is not level:
-                    raise _other_level("numpy.ma", level)
-                level = lv
-            continue
-        if t is Ragged:
+            _collect_levels(v, found)
+        elif t is Ragged:
             raise v.no_batched_meaning("a numpy.ma function")
-        if t is BatchedTensor or t is BatchedMaskedArray:
-            if level is None:
-                level = v._level
-            elif v._level is not level:
-                raise _other_level("numpy.ma", level)
-    if level is None:
-        raise TypeError("no batched operand")
-    return level
+        elif t is BatchedMaskedArray or t is BatchedTensor:
+            for level in _levels_of(v):
+                found[level.id] = level
 
 
 def _example_ndim(v: Any) -> int:
     t = type(v)
     if t is BatchedMaskedArray:
-        return v._ma.ndim - 1
+        return v._ma.ndim - len(v._levels)
     if t is BatchedTensor:
         return v.ndim
     return np.ndim(v)
 
 
-def _physical(v: Any, level: Level, what: str) -> Any:
-    """The batch-first physical value of an operand (a plain value as it is)."""
-    t = type(v)
-    if t is BatchedMaskedArray:
-        if v._level is not level:
-            raise _other_level(what, level)
-        return v._ma
-    if t is BatchedTensor:
-        # (a value batched at an outer level too is a BatchedTensor inside, which says it is
-        # an ndarray: ask its type)
-        if v._level is not level or type(v._value) is BatchedTensor or \
-                not isinstance(v._value, np.ndarray):
-            raise _other_level(what, level)
-        return move_bdim_to_front(v._value, v._bdim)
-    if t is Ragged:
-        raise v.no_batched_meaning(what)
+def _unwrapped(v: BatchedTensor, what: str) -> Any:
+    """The physical array of a BatchedTensor with the batch axis of each of its levels in
+    front, outermost first (each a view)."""
+    if type(v._value) is not BatchedTensor:
+        p = v._value
+        if not isinstance(p, np.ndarray):
+            raise _not_numpy(what, v._level)
+        return move_bdim_to_front(p, v._bdim)
+    chain = []
+    while type(v) is BatchedTensor:
+        chain.append(v)
+        v = v._value
+    if not isinstance(v, np.ndarray):
+        raise _not_numpy(what, chain[0]._level)
+    for k, t in enumerate(reversed(chain)):
+        # (an inner level's batch axis is an axis of the outer level's example: after the
+        # k outer batch axes in front)
+        v = np.moveaxis(v, k + t._bdim, k)
     return v
 
 
-def _aligned(values, level: Level, what: str) -> list:
+def _physical(v: Any, levels: Levels, what: str) -> Any:
+    """The physical value of an operand, with a batch axis for each of ``levels`` in front
+    (length 1 where it is not batched at that level); a plain value as it is."""
+    t = type(v)
+    if t is BatchedMaskedArray:
+        p, own = v._ma, v._levels
+    elif t is BatchedTensor:
+        p, own = _unwrapped(v, what), _levels_of(v)
+    elif t is Ragged:
+        raise v.no_batched_meaning(what)
+    else:
+        return v
+    if own == levels:
+        return p
+    missing = [lv for lv in own if lv not in levels]
+    if missing:
+        raise SubclassViewError(
+            f"{what}: a value batched at a vmap level that this masked value is not batched "
+            f"at", missing[0])
+    present = iter(p.shape[:len(own)])
+    return p.reshape(tuple(next(present) if lv in own else 1 for lv in levels)
+                     + p.shape[len(own):])
+
+
+def _batch_shape(values, levels: Levels) -> tuple:
+    """The sizes of ``levels``, from the batched ones of ``values``."""
+    shape = [1] * len(levels)
+    for v in values:
+        if _is_batched(v):
+            for i, d in enumerate(_physical(v, levels, "numpy.ma").shape[:len(levels)]):
+                if d != 1:
+                    shape[i] = d
+    return tuple(shape)
+
+
+def _aligned(values, levels: Levels, what: str) -> list:
     """Physical operands that broadcast as the examples do: a batched operand of fewer axes than
-    the widest gets length-1 axes after its batch axis (a plain one broadcasts from the right,
+    the widest gets length-1 axes after its batch axes (a plain one broadcasts from the right,
     as it is)."""
     nds = [_example_ndim(v) for v in values]
     widest = max(nds, default=0)
+    nb = len(levels)
     out = []
     for v, nd in zip(values, nds):
-        p = _physical(v, level, what)
+        p = _physical(v, levels, what)
         if p is not v and nd < widest:
-            p = p.reshape(p.shape[:1] + (1,) * (widest - nd) + p.shape[1:])
+            p = p.reshape(p.shape[:nb] + (1,) * (widest - nd) + p.shape[nb:])
         out.append(p)
     return out
 
@@ -183,27 +252,35 @@ def _scalar_operand(v: Any) -> bool:
     return True
 
 
-def _wrap(res: Any, level: Level, scalar: bool = False) -> Any:
-    """A batch-first physical result as the examples' values. ``scalar``: each example's
-    result is a NumPy scalar or ``np.ma.masked`` where it is 0-d (a reduction, ``x[i]``)."""
+def _batched(phys: Any, levels: Levels) -> BatchedTensor:
+    """A physical array with the batch axes of ``levels`` in front, as a BatchedTensor."""
+    for level in levels:
+        phys = new_batched(phys, 0, level)
+    return phys
+
+
+def _wrap(res: Any, levels: Levels, scalar: bool = False) -> Any:
+    """A physical result (batch axes first) as the examples' values. ``scalar``: each
+    example's result is a NumPy scalar or ``np.ma.masked`` where it is 0-d (a reduction,
+    ``x[i]``)."""
+    nb = len(levels)
     if isinstance(res, _MA):
-        if res.ndim == 1 and scalar:
+        if res.ndim == nb and scalar:
             m = res._mask
             if m is _NOMASK or not m.any():
-                return new_batched(np.asarray(res.data), 0, level)
+                return _batched(np.asarray(res.data), levels)
             if res.dtype.kind in _NUMERIC:
                 # np.ma.masked is a float64: the loop's np.ma.stack promotes to it
                 res = res.astype(_with_masked_dtype(res))
-            return BatchedMaskedArray(level, res, scalar=True)
-        return BatchedMaskedArray(level, res)
+            return BatchedMaskedArray(levels, res, scalar=True)
+        return BatchedMaskedArray(levels, res)
     if isinstance(res, np.ndarray):
-        out = new_batched(res.view(np.ndarray) if type(res) is not np.ndarray else res, 0,
-                          level)
-        if res.ndim == 1 and not scalar:
+        out = _batched(res.view(np.ndarray) if type(res) is not np.ndarray else res, levels)
+        if res.ndim == nb and not scalar:
             out._array0d = True
         return out
     if type(res) is tuple:
-        return tuple(_wrap(r, level, scalar) for r in res)
+        return tuple(_wrap(r, levels, scalar) for r in res)
     return res
 
 
@@ -211,36 +288,43 @@ def _with_masked_dtype(res: Any) -> np.dtype:
     """The dtype the loop's ``np.ma.stack`` gives 0-d results of which some are
     ``np.ma.masked`` (a float64): float64 where every example is, else promoted with it."""
     mask = np.ma.getmaskarray(res)
-    if mask.shape[0] and bool(mask.all()):
+    if mask.size and bool(mask.all()):
         return np.dtype(np.float64)
     return np.result_type(res.dtype, np.float64)
 
 
-def _per_example(op: Any, args: tuple, kwargs: dict, level: Level | None = None) -> Any:
-    """The per-op loop: ``op`` once per example, on the examples' own masked arrays."""
-    if level is None:
-        level = _level_of((*args, *kwargs.values()))
+def _per_example(op: Any, args: tuple, kwargs: dict, levels: Levels | None = None) -> Any:
+    """The per-op loop: ``op`` once per example of the innermost level, on the examples' own
+    masked arrays (still batched at the outer levels, in a nested vmap)."""
+    if levels is None:
+        levels = _level_of((*args, *kwargs.values()))
     record(op, Path.LOOP, "numpy.ma: no vectorised path for these arguments")
-    return loop_call(op, args, kwargs, level)
+    return loop_call(op, args, kwargs, levels[-1])
 
 
-def _asmasked(v: Any, level: Level) -> BatchedMaskedArray:
+def _note_write(levels: Levels, phys: Any) -> None:
+    for level in levels:
+        note_write(level, phys)
+
+
+def _asmasked(v: Any) -> BatchedMaskedArray:
     """``np.ma.asanyarray`` of an operand: a masked batch as it is, a plain one without mask."""
     if type(v) is BatchedMaskedArray:
         return v
-    return BatchedMaskedArray(level, _MA(_physical(v, level, "numpy.ma")))
+    levels = _levels_of(v)
+    return BatchedMaskedArray(levels, _MA(_physical(v, levels, "numpy.ma")))
 
 
-def _axes(axis: Any, nd: int) -> tuple:
-    """The physical axes (batch first) of an example's ``axis`` (None: all of them)."""
+def _axes(axis: Any, nd: int, nb: int = 1) -> tuple:
+    """The physical axes (after ``nb`` batch axes) of an example's ``axis`` (None: all)."""
     if axis is None:
-        return tuple(range(1, nd + 1))
-    return tuple(a + 1 for a in normalize_axis_tuple(axis, nd))
+        return tuple(range(nb, nd + nb))
+    return tuple(a + nb for a in normalize_axis_tuple(axis, nd))
 
 
-def _flat(m: Any) -> Any:
-    """Each example flattened: ``(B, size)``."""
-    return m.reshape(m.shape[0], math.prod(m.shape[1:]))  # (-1 fails with no example)
+def _flat(m: Any, nb: int = 1) -> Any:
+    """Each example flattened: ``(*batch, size)``."""
+    return m.reshape(m.shape[:nb] + (math.prod(m.shape[nb:]),))  # (-1 fails with no example)
 
 
 def _scalar_moment(m: Any, name: str, axes: tuple, dtype: Any = None, ddof: int = 0) -> Any:
@@ -280,10 +364,11 @@ class BatchedMaskedArray:
     array([2. , 4.5])
     """
 
-    __slots__ = ("_level", "_ma", "_scalar", "_shared")
+    __slots__ = ("_level", "_levels", "_ma", "_scalar", "_shared")
 
-    def __init__(self, level: Level, ma: Any, scalar: bool = False):
-        self._level = level
+    def __init__(self, levels: Levels, ma: Any, scalar: bool = False):
+        self._levels = levels  # outermost first: ``_ma`` has a batch axis for each in front
+        self._level = levels[-1]
         self._ma = ma
         self._scalar = scalar  # each example a NumPy scalar or np.ma.masked (a reduction's)
         self._shared = False  # the data is one plain array every example shares
@@ -297,11 +382,11 @@ class BatchedMaskedArray:
 
     @property
     def shape(self) -> tuple:
-        return tuple(self._ma.shape[1:])
+        return tuple(self._ma.shape[len(self._levels):])
 
     @property
     def ndim(self) -> int:
-        return self._ma.ndim - 1
+        return self._ma.ndim - len(self._levels)
 
     @property
     def size(self) -> int:
@@ -321,7 +406,7 @@ class BatchedMaskedArray:
 
     @property
     def batch_size(self) -> int:
-        return self._ma.shape[0]
+        return self._ma.shape[len(self._levels) - 1]  # the innermost level's
 
     @property
     def device(self) -> str:
@@ -348,17 +433,21 @@ class BatchedMaskedArray:
     def mask(self) -> Any:
         self._arrays_only("the mask")
         m = self._ma._mask
-        return _NOMASK if m is _NOMASK else _wrap(m, self._level)
+        return _NOMASK if m is _NOMASK else _wrap(m, self._levels)
 
     @mask.setter
     def mask(self, value: Any) -> None:
         self._arrays_only("the mask")
         self._refuse_shared_write("x.mask = ...")
-        note_write(self._level, self._ma)
         if _is_batched(value):
-            value = _aligned((value,), self._level, "x.mask = ...")[0]
-            value = np.broadcast_to(value.reshape(value.shape[:1] + (1,) * (
-                self._ma.ndim - value.ndim) + value.shape[1:]), self._ma.shape)
+            if not set(_levels_of(value)) <= set(self._levels):
+                _per_example(setattr, (self, "mask", value), {})
+                return
+            nb = len(self._levels)
+            value = _physical(value, self._levels, "x.mask = ...")
+            value = np.broadcast_to(value.reshape(value.shape[:nb] + (1,) * (
+                self._ma.ndim - value.ndim) + value.shape[nb:]), self._ma.shape)
+        _note_write(self._levels, self._ma)
         self._ma.mask = value
 
     _mask = mask
@@ -366,7 +455,7 @@ class BatchedMaskedArray:
     @property
     def data(self) -> BatchedTensor:
         self._arrays_only("the data")
-        return _wrap(self._ma.data, self._level)
+        return _wrap(self._ma.data, self._levels)
 
     _data = data
 
@@ -421,39 +510,41 @@ class BatchedMaskedArray:
         data the loop's views would write into."""
         self._arrays_only("filled()")
         if _is_batched(fill_value):
-            return _per_example(MethodOp("filled"), (self, fill_value), {})
+            return _per_example(MethodOp("filled"), (self, fill_value), {}, self._levels)
         record(_MA.filled, Path.RULE)
-        m = self._ma
+        m, nb = self._ma, len(self._levels)
         res = m.filled(fill_value)
         mask = m._mask
-        if mask is not _NOMASK and res is not m._data and m.shape[0] and m.size:
-            some = _flat(mask).any(axis=1)
-            if not some.all() and m.shape[1:] and math.prod(m.shape[1:]):
+        if mask is not _NOMASK and res is not m._data and m.size:
+            some = _flat(mask, nb).any(axis=nb)
+            if not some.all() and m.shape[nb:]:
                 res.flags.writeable = False
-        return _wrap(res, self._level)
+        return _wrap(res, self._levels)
 
     def count(self, axis: Any = None, keepdims: Any = np._NoValue) -> Any:
         self._arrays_only("count()")
-        nd = self.ndim
-        axes = _axes(axis, nd)
+        nd, nb = self.ndim, len(self._levels)
+        axes = _axes(axis, nd, nb)
         kd = keepdims is not np._NoValue and bool(keepdims)
         m = self._ma._mask
         if m is _NOMASK:
             m = np.zeros(self._ma.shape, dtype=bool)
         res = np.sum(~m, axis=axes, dtype=np.intp, keepdims=kd)
         record(_MA.count, Path.RULE)
-        return _wrap(res, self._level, scalar=res.ndim == 1)
+        return _wrap(res, self._levels, scalar=res.ndim == nb)
 
     def compressed(self) -> Any:
         """The kept elements of each example: as many per example as it keeps."""
         self._arrays_only("compressed()")
-        m = self._ma
-        counts = np.sum(~np.ma.getmaskarray(_flat(m)), axis=1, dtype=np.intp)
-        values = m.compressed()
+        m, nb = self._ma, len(self._levels)
+        counts = np.sum(~np.ma.getmaskarray(_flat(m, nb)), axis=nb, dtype=np.intp)
+        if counts.size and np.all(counts == counts.flat[0]):
+            record(_MA.compressed, Path.RULE)
+            return _batched(m.compressed().reshape(counts.shape + (int(counts.flat[0]),)), self._levels)
+        if nb > 1:  # (a ragged selection is of one level's examples)
+            return _per_example(MethodOp("compressed"), (self,), {}, self._levels)
         record(_MA.compressed, Path.RULE)
-        if counts.shape[0] and np.all(counts == counts[0]):
-            return new_batched(values.reshape(counts.shape[0], -1), 0, self._level)
-        return Ragged(self._level, values, counts)
+        return Ragged(self._level, m.compressed(), counts)
 
     # ---- reductions ------------------------------------------------------------------------
     def _reduce(self, name: str, axis: Any = None, *args: Any, **kwargs: Any) -> Any:
@@ -461,33 +552,33 @@ class BatchedMaskedArray:
         if args or out is not None or self.dtype == np.float16 or any(
                 k not in ("dtype", "keepdims", "ddof", "fill_value")
                 or _is_batched(v) for k, v in kwargs.items()):
-            return _per_example(MethodOp(name), (self, axis) + args, kwargs, self._level)
+                return _per_example(MethodOp(name), (self, axis) + args, kwargs, self._levels)
         self._arrays_only(f"{name}()")
         kwargs = {k: v for k, v in kwargs.items() if v is not np._NoValue}
-        m, nd = self._ma, self.ndim
+        m, nd, nb = self._ma, self.ndim, len(self._levels)
         keepdims = bool(kwargs.pop("keepdims", False))
         if name in ("argmin", "argmax", "cumsum", "cumprod"):
             if axis is None:
-                res = getattr(_flat(m), name)(axis=1, **kwargs)
+                res = getattr(_flat(m, nb), name)(axis=nb, **kwargs)
                 if keepdims and name in ("argmin", "argmax"):
-                    res = res.reshape(res.shape[:1] + (1,) * nd)
+                    res = res.reshape(res.shape[:nb] + (1,) * nd)
             else:
-                ax = normalize_axis_index(axis, nd) + 1
+                ax = normalize_axis_index(axis, nd) + nb
                 if keepdims:
                     kwargs["keepdims"] = True
                 res = getattr(m, name)(axis=ax, **kwargs)
         elif name in ("mean", "var", "std") and not keepdims and m._mask is not _NOMASK \
                 and len(_axes(axis, nd)) == nd:
-            res = _scalar_moment(m, name, _axes(axis, nd), **kwargs)
+            res = _scalar_moment(m, name, _axes(axis, nd, nb), **kwargs)
             if name == "var":  # a 0-d masked array per example, or np.ma.masked (a float64)
                 record(_MA.var, Path.RULE)
                 if res.mask.any() and res.dtype.kind in _NUMERIC:
                     res = res.astype(_with_masked_dtype(res))
-                return _wrap(res, self._level)
+                return _wrap(res, self._levels)
         else:
-            res = getattr(m, name)(axis=_axes(axis, nd), keepdims=keepdims, **kwargs)
+            res = getattr(m, name)(axis=_axes(axis, nd, nb), keepdims=keepdims, **kwargs)
         record(getattr(_MA, name), Path.RULE)
-        return _wrap(res, self._level, scalar=True)
+        return _wrap(res, self._levels, scalar=True)
 
     def sum(self, axis=None, *args, **kwargs):
         return self._reduce("sum", axis, *args, **kwargs)
@@ -537,15 +628,16 @@ class BatchedMaskedArray:
         nd = self.ndim
         if args or nd == 0 or (axis is np._NoValue and nd > 1) or any(
                 _is_batched(v) for v in kwargs.values()):
-            return _per_example(MethodOp("argsort"), (self, axis) + args, kwargs, self._level)
+            return _per_example(MethodOp("argsort"), (self, axis) + args, kwargs, self._levels)
         self._arrays_only("argsort()")
+        nb = len(self._levels)
         if axis is None:
-            res = _flat(self._ma).argsort(axis=1, **kwargs)
+            res = _flat(self._ma, nb).argsort(axis=nb, **kwargs)
         else:
-            ax = -1 if axis is np._NoValue else normalize_axis_index(axis, nd) + 1
+            ax = -1 if axis is np._NoValue else normalize_axis_index(axis, nd) + nb
             res = self._ma.argsort(axis=ax, **kwargs)
         record(_MA.argsort, Path.RULE)
-        return _wrap(res, self._level)
+        return _wrap(res, self._levels)
 
     def view(self, dtype: Any = None, type: Any = None) -> Any:  # noqa: A002  (NumPy's name)
         """``x.view(np.ndarray)``: the data; ``x.view()``/``x.view(np.ma.MaskedArray)``: a new
@@ -558,23 +650,23 @@ class BatchedMaskedArray:
             record(_MA.view, Path.RULE)
             return self.data
         return _per_example(MethodOp("view"), (self, dtype) + (() if type is None else (type,)),
-                            {}, self._level)
+                            {}, self._levels)
 
     def sort(self, axis: Any = -1, *args: Any, **kwargs: Any) -> None:
         nd = self.ndim
         if args or nd == 0 or axis is None or any(_is_batched(v) for v in kwargs.values()):
-            _per_example(MethodOp("sort"), (self, axis) + args, kwargs, self._level)
+            _per_example(MethodOp("sort"), (self, axis) + args, kwargs, self._levels)
             return
         self._arrays_only("sort()")
-        note_write(self._level, self._ma)
-        self._ma.sort(axis=normalize_axis_index(axis, nd) + 1, **kwargs)
+        _note_write(self._levels, self._ma)
+        self._ma.sort(axis=normalize_axis_index(axis, nd) + len(self._levels), **kwargs)
         record(_MA.sort, Path.RULE)
 
     # ---- shape ------------------------------------------------------------------------------
     def _same_batch(self, m: Any, op: Any = None) -> BatchedMaskedArray:
         if op is not None:
             record(op, Path.RULE)
-        return BatchedMaskedArray(self._level, m, self._scalar and m.ndim == 1)
+        return BatchedMaskedArray(self._levels, m, self._scalar and m.ndim == len(self._levels))
 
     def copy(self, order: str = "C") -> BatchedMaskedArray:
         return self._same_batch(self._ma.copy(order), _MA.copy)
@@ -596,13 +688,13 @@ class BatchedMaskedArray:
                                 dict(kwargs, order=order))
         if -1 in shape:  # one example's reshape says what -1 is (the batch may have none)
             shape = np.empty(self.shape, dtype=bool).reshape(shape).shape
-        return self._same_batch(self._ma.reshape((self.batch_size,) + tuple(shape)),
-                                _MA.reshape)
+        return self._same_batch(self._ma.reshape(self._ma.shape[:len(self._levels)] +
+                                                 tuple(shape)), _MA.reshape)
 
     def ravel(self, order: str = "C") -> Any:
         if order != "C":
             return _per_example(MethodOp("ravel"), (self,), {"order": order})
-        return self._same_batch(_flat(self._ma), _MA.ravel)
+        return self._same_batch(_flat(self._ma, len(self._levels)), _MA.ravel)
 
     def flatten(self, order: str = "C") -> Any:
         return self.ravel(order).copy()
@@ -612,7 +704,8 @@ class BatchedMaskedArray:
             axes = () if axes[0] is None else tuple(axes[0])
         nd = self.ndim
         perm = tuple(range(nd - 1, -1, -1)) if not axes else normalize_axis_tuple(axes, nd)
-        return self._same_batch(self._ma.transpose((0,) + tuple(a + 1 for a in perm)),
+        nb = len(self._levels)
+        return self._same_batch(self._ma.transpose(tuple(range(nb)) + tuple(a + nb for a in perm)),
                                 _MA.transpose)
 
     @property
@@ -621,14 +714,16 @@ class BatchedMaskedArray:
 
     def swapaxes(self, axis1: int, axis2: int) -> BatchedMaskedArray:
         nd = self.ndim
-        a, b = normalize_axis_index(axis1, nd) + 1, normalize_axis_index(axis2, nd) + 1
+        nb = len(self._levels)
+        a, b = normalize_axis_index(axis1, nd) + nb, normalize_axis_index(axis2, nd) + nb
         return self._same_batch(self._ma.swapaxes(a, b), _MA.swapaxes)
 
     def squeeze(self, axis: Any = None) -> BatchedMaskedArray:
         nd = self.ndim
         if axis is None:
             axis = tuple(i for i, d in enumerate(self.shape) if d == 1)
-        return self._same_batch(self._ma.squeeze(_axes(axis, nd) if axis != () else ()),
+        return self._same_batch(self._ma.squeeze(_axes(axis, nd, len(self._levels))
+                                                 if axis != () else ()),
                                 _MA.squeeze)
 
     # ---- indexing ---------------------------------------------------------------------------
@@ -636,12 +731,16 @@ class BatchedMaskedArray:
         """``key`` for the batch (the batch axis kept first), or None where the examples'
         indexing would not carry over (several advanced indices, a batched index other than
         one integer array)."""
-        if type(key) is BatchedTensor and key.dtype.kind in "iu" and key._level is self._level \
-                and type(key._value) is np.ndarray and self.ndim:
+        levels = self._levels
+        nb = len(levels)
+        if type(key) is BatchedTensor and key.dtype.kind in "iu" and self.ndim and \
+                set(_levels_of(key)) <= set(levels) and \
+                type(innermost(key)) is np.ndarray:
             # x[idx], idx batched: each example's rows idx of its own array (a gather)
-            idx = move_bdim_to_front(key._value, key._bdim)
-            batch = np.arange(idx.shape[0]).reshape((-1,) + (1,) * (idx.ndim - 1))
-            return batch, idx
+            idx = _physical(key, levels, "x[idx]")
+            ones = (1,) * (idx.ndim - nb)
+            return tuple(np.arange(n).reshape((1,) * j + (n,) + (1,) * (nb - 1 - j) + ones)
+                         for j, n in enumerate(self._ma.shape[:nb])) + (idx,)
         k = key if type(key) is tuple else (key,)
         arrays = ints = 0
         for i in k:
@@ -655,44 +754,46 @@ class BatchedMaskedArray:
                 return None
         if arrays > 1 or (arrays and ints):
             return None
-        return (slice(None),) + k
+        return (slice(None),) * nb + k
 
     def __getitem__(self, key: Any) -> Any:
         if self._scalar:
             self._arrays_only("indexing")
         k = self._physical_key(key)
         if k is None:
-            return _per_example(operator.getitem, (self, key), {}, self._level)
+            return _per_example(operator.getitem, (self, key), {}, self._levels)
         res = self._ma[k]
         record(operator.getitem, Path.RULE)
-        return _wrap(res, self._level, scalar=res.ndim == 1 and self.ndim > 0)
+        return _wrap(res, self._levels, scalar=res.ndim == len(self._levels) and self.ndim > 0)
 
     def __setitem__(self, key: Any, value: Any) -> None:
         self._arrays_only("writing by index")
         self._refuse_shared_write("x[...] = value")
-        level = self._level
+        levels = self._levels
         if type(key) in (BatchedTensor, BatchedMaskedArray) and key.dtype == bool and \
-                key.shape == self.shape and key._level is level and not _is_batched(value) \
-                and np.ndim(value) == 0 and not getattr(key, "_scalar", False):
+                key.shape == self.shape and _levels_of(key) == levels and \
+                not _is_batched(value) and np.ndim(value) == 0 and \
+                not getattr(key, "_scalar", False):
             # x[mask] = v, one value (np.ma.masked too) wherever each example's mask is True;
             # a masked mask as numpy.ma takes one (its data; the mask left as it is)
-            note_write(level, self._ma)
-            phys = _physical(key, level, "x[mask] = v")
+            _note_write(levels, self._ma)
+            phys = _physical(key, levels, "x[mask] = v")
             self._ma[phys if type(phys) is _MA else np.asarray(phys)] = value
             record(operator.setitem, Path.RULE)
             return
         k = self._physical_key(key)
-        if k is None or type(value) is Ragged:
+        if k is None or type(value) is Ragged or not set(_levels_of(value)) <= set(levels):
             self._ensure_mask()  # each example's own view must write into the batch's mask
-            _per_example(operator.setitem, (self, key, value), {}, level)
+            _per_example(operator.setitem, (self, key, value), {}, levels)
             return
-        note_write(level, self._ma)
+        _note_write(levels, self._ma)
         if _is_batched(value):
-            target = k[1].ndim + self.ndim - 1 if type(key) is BatchedTensor else \
+            nb = len(levels)
+            target = k[-1].ndim + self.ndim - 1 if type(key) is BatchedTensor else \
                 self._ma[k].ndim
-            value = _physical(value, level, "x[...] = value")
-            value = value.reshape(value.shape[:1] + (1,) * (target - value.ndim) +
-                                  value.shape[1:])
+            value = _physical(value, levels, "x[...] = value")
+            value = value.reshape(value.shape[:nb] + (1,) * (target - value.ndim) +
+                                  value.shape[nb:])
         self._ma[k] = value
 
     def _refuse_shared_write(self, what: str) -> None:
@@ -710,13 +811,13 @@ class BatchedMaskedArray:
 
     # ---- what has no batched meaning -------------------------------------------------------
     def _plain_data(self) -> BatchedTensor:
-        return new_batched(np.asarray(self._ma.data), 0, self._level)
+        return _batched(np.asarray(self._ma.data), self._levels)
 
     def __bool__(self) -> bool:
         m = self._ma
         if self._scalar:  # np.ma.masked is falsy: its data is 0
             truth = np.logical_and(m.data.astype(bool), ~np.ma.getmaskarray(m))
-            return truth_value(new_batched(truth, 0, self._level))
+            return truth_value(_batched(truth, self._levels))
         return truth_value(self._plain_data())
 
     def __len__(self) -> int:
@@ -778,7 +879,7 @@ class BatchedMaskedArray:
             raise AttributeError(f"'MaskedArray' object has no attribute {name!r}")
         if callable(attr):
             return _bound_loop(self, name)
-        return _per_example(AttributeOp(name), (self,), {}, self._level)
+        return _per_example(AttributeOp(name), (self,), {}, self._levels)
 
 
 _ARRAY_WIDE = frozenset(("_fill_value", "_hardmask", "_sharedmask", "_baseclass", "_isfield",
@@ -787,7 +888,7 @@ _ARRAY_WIDE = frozenset(("_fill_value", "_hardmask", "_sharedmask", "_baseclass"
 
 def _bound_loop(x: BatchedMaskedArray, name: str) -> Callable:
     def method(*args: Any, **kwargs: Any) -> Any:
-        return _per_example(MethodOp(name), (x,) + args, kwargs, x._level)
+        return _per_example(MethodOp(name), (x,) + args, kwargs, x._levels)
     method.__name__ = name
     return method
 
@@ -802,11 +903,11 @@ def elementwise(fn: Any, inputs: tuple, kwargs: dict, scalars: Any = None) -> An
     NumPy scalars is NumPy's own, which neither masks a NaN nor a domain error, and
     ``np.ma.masked`` makes any result masked. ``numpy.ma``'s functions mask the same on
     scalars as on arrays (None)."""
-    level = _level_of(inputs)
+    levels = _level_of(inputs)
     if any(_is_batched(v) for v in kwargs.values()) or any(
             type(v) is BatchedMaskedArray and v.dtype == np.float16 for v in inputs):
-        return _per_example(fn, inputs, kwargs, level)
-    phys = _aligned(inputs, level, getattr(fn, "__name__", "ufunc"))
+        return _per_example(fn, inputs, kwargs, levels)
+    phys = _aligned(inputs, levels, getattr(fn, "__name__", "ufunc"))
     scalar = all(_scalar_operand(v) for v in inputs if _is_batched(v))
     if scalars is not None and scalar and all(
             _is_batched(v) or np.ndim(v) == 0 for v in inputs):
@@ -819,13 +920,13 @@ def elementwise(fn: Any, inputs: tuple, kwargs: dict, scalars: Any = None) -> An
     else:
         res = fn(*phys, **kwargs)
         first = res[0] if type(res) is tuple else res
-        if getattr(first, "ndim", None) == 1 and not scalar:
+        if getattr(first, "ndim", None) == len(levels) and not scalar:
             if not isinstance(fn, np.ufunc):
                 scalar = True  # numpy.ma's functions give 0-d results as scalars or masked
             elif isinstance(first, _MA) and first._mask is not _NOMASK and first._mask.any():
                 res = _promoted(res)  # np.ma.masked (a float64) where masked
     record(fn, Path.RULE)
-    return _wrap(res, level, scalar=scalar)
+    return _wrap(res, levels, scalar=scalar)
 
 
 def _promoted(res: Any) -> Any:
@@ -871,15 +972,22 @@ def _inplace_operator(name: str) -> Callable:
     def inplace(self, other):
         if self._scalar:  # a NumPy scalar per example: z += 1 makes a new value
             return getattr(self, f"__{name}__")(other)
-        level = self._level
+        levels = self._levels
         self._refuse_shared_write(f"x {name}= y")
-        note_write(level, self._ma)
-        getattr(self._ma, f"__i{name}__")(_aligned((self, other), level, f"x {name}= y")[1])
+        extra = [lv for lv in _levels_of(other) if lv not in levels]
+        if extra:
+            raise SharedWriteError(
+                f"x {name}= y: y is batched at a vmap level that x is not (an outer vmap's): "
+                f"every example of that level would write into x. Make x batched there too "
+                f"(x = x {_SYMBOLS[name]} y makes a new array).", extra[0])
+        _note_write(levels, self._ma)
+        getattr(self._ma, f"__i{name}__")(_aligned((self, other), levels, f"x {name}= y")[1])
         record(getattr(_MA, f"__i{name}__"), Path.RULE)
         return self
     return inplace
 
 
+_SYMBOLS = {"add": "+", "sub": "-", "mul": "*", "truediv": "/", "floordiv": "//", "mod": "%"}
 _OPERATORS = {"add": np.ma.add, "sub": np.ma.subtract, "mul": np.ma.multiply,
               "truediv": np.ma.true_divide, "floordiv": np.ma.floor_divide,
               "mod": np.ma.remainder, "pow": np.ma.power}
@@ -982,37 +1090,36 @@ def function_call(func: Any, args: tuple, kwargs: dict) -> Any:
 
 
 # ---- numpy.ma's own functions -------------------------------------------------------------------
-def _batch_size(values) -> int:
-    for v in values:
-        if type(v) is BatchedMaskedArray:
-            return v._ma.shape[0]
-        if type(v) is BatchedTensor:
-            return v.batch_size
-    return 0
-
-
-def _prepared_mask(mask: Any, shape: tuple, batch: int, level: Level,
+def _prepared_mask(mask: Any, shape: tuple, batch: tuple, levels: Levels,
                    copy: bool = True) -> Any:
     """``mask=`` for a batch of examples of ``shape``: ``MaskedArray`` takes a mask of the
     data's size in any shape and reshapes it (or one value for all); the batch's mask is
     each example's so reshaped. None where no example would take it (the loop then raises
     what NumPy raises). A plain boolean array taken without ``copy`` is every example's
     mask itself (a write into one example's mask reaches it, and so the examples after it):
-    a read-only view of it then, which ``_shared_mask`` tells apart."""
+    a read-only view of it then, which ``_SharedMask`` tells apart (a batched mask that is
+    every example's of an outer level too). ``batch``: the sizes of ``levels``."""
     if mask is _NOMASK or mask is None or isinstance(mask, (bool, np.bool_)):
         return mask
     size = math.prod(shape)
     if _is_batched(mask):
-        p = _physical(mask, level, "mask=")
-        per = math.prod(p.shape[1:])
+        nb = len(levels)
+        p = _physical(mask, levels, "mask=")
+        per = math.prod(p.shape[nb:])
+        own = p.shape[:nb] == batch
         if per == size:
             if type(p) is np.ndarray and p.dtype == bool and not (
                     type(mask) is BatchedTensor and scalar_per_example(mask)):
-                return p.reshape((batch,) + shape)  # the examples' masks themselves
-            return np.array(np.ma.getdata(p), dtype=bool).reshape((batch,) + shape)
+                if own:
+                    return p.reshape(batch + shape)  # the examples' masks themselves
+                if not copy:
+                    return _SharedMask(np.broadcast_to(p.reshape(p.shape[:nb] + shape),
+                                                       batch + shape))
+            return np.broadcast_to(np.array(np.ma.getdata(p), dtype=bool).reshape(
+                p.shape[:nb] + shape), batch + shape).copy()
         if per == 1:
             return np.broadcast_to(np.array(np.ma.getdata(p), dtype=bool).reshape(
-                (batch,) + (1,) * len(shape)), (batch,) + shape).copy()
+                p.shape[:nb] + (1,) * len(shape)), batch + shape).copy()
         return None
     if not isinstance(mask, (np.ndarray, list, tuple)):
         return None
@@ -1021,8 +1128,8 @@ def _prepared_mask(mask: Any, shape: tuple, batch: int, level: Level,
         return m
     if m.size == size:
         if not copy and type(mask) is np.ndarray and mask.dtype == bool:
-            return _SharedMask(np.broadcast_to(mask.reshape(shape), (batch,) + shape))
-        return np.broadcast_to(m.reshape(shape), (batch,) + shape).copy()
+            return _SharedMask(np.broadcast_to(mask.reshape(shape), batch + shape))
+        return np.broadcast_to(m.reshape(shape), batch + shape).copy()
     return None
 
 
@@ -1051,7 +1158,8 @@ def _construct(original: Any, args: tuple, kwargs: dict) -> Any:
     key = "data" if "data" in params else "a"
     data = params.get(key)
     mask = params.get("mask", _NOMASK)
-    level = _level_of((data, mask))
+    levels = _level_of((data, mask))
+    nb = len(levels)
     cls = params.get("cls", _MA)
     # a NumPy scalar per example: np.ma.array of it is a new array (not a view of the batch)
     scalar_data = type(data) is BatchedTensor and scalar_per_example(data)
@@ -1059,57 +1167,69 @@ def _construct(original: Any, args: tuple, kwargs: dict) -> Any:
     if not _is_batched(data) and _is_batched(mask) and not isinstance(data, _MA) \
             and type(mask) is not BatchedMaskedArray and data is not None:
         shared = np.asarray(data)
-        data = BatchedTensor(np.broadcast_to(shared, (_batch_size((mask,)),) + shared.shape),
-                             0, level)  # read-only: a write into it reaches every example
+        # read-only: a write into it reaches every example
+        data = _batched(np.broadcast_to(shared, _batch_shape((mask,), levels) + shared.shape),
+                        levels)
+    elif type(data) is BatchedTensor and _is_batched(mask) and \
+            type(mask) is not BatchedMaskedArray and _levels_of(data) != levels:
+        # data of an outer level only (a nested vmap), a mask per example of the inner one:
+        # the inner level's examples share the outer example's data
+        shared = _physical(data, levels, "numpy.ma")
+        data = _batched(np.broadcast_to(shared, _batch_shape((data, mask), levels) +
+                                        shared.shape[nb:]), levels)
     if not _is_batched(data) or cls is not _MA or _first_batched(
             (), {k: v for k, v in params.items() if k not in (key, "mask")}) is not None \
-            or (type(data) is BatchedMaskedArray and data._scalar):
-        return _per_example(original, args, kwargs, level)
+            or (type(data) is BatchedMaskedArray and data._scalar) or \
+            _levels_of(data) != levels:  # (data every example's of a level the mask is not)
+        return _per_example(original, args, kwargs, levels)
     if original is _ASANYARRAY and type(data) is BatchedMaskedArray and (
             params.get("dtype") is None or np.dtype(params["dtype"]) == data.dtype):
         return data
-    phys = _physical(data, level, "numpy.ma")
+    phys = _physical(data, levels, "numpy.ma")
     if (shared is not None and params.get("copy")) or scalar_data:
         phys = phys.copy()
-    shape = tuple(phys.shape[1:])
+    shape = tuple(phys.shape[nb:])
     ndmin = params.get("ndmin", 0) or 0
     if ndmin > len(shape):
         shape = (1,) * (ndmin - len(shape)) + shape
-        phys = phys.reshape(phys.shape[:1] + shape)
+        phys = phys.reshape(phys.shape[:nb] + shape)
         params["ndmin"] = 0
     params[key] = phys
     if type(mask) is BatchedTensor and scalar_per_example(mask):
         # each example's mask is np.False_ (which *is* np.ma.nomask) or np.True_
         # (where they differ, the batch holds a mask of both: the masked examples' results
         # are np.ma.masked, and the loop's np.ma.stack gives what the batch's masked path does)
-        truth = np.asarray(mask._value, dtype=bool)
+        truth = np.asarray(_physical(mask, levels, "mask="), dtype=bool)
         if not truth.any():
             mask = params["mask"] = _NOMASK
         elif truth.all():
             mask = params["mask"] = True
     mask_shared = False
     if "mask" in params:
-        m = _prepared_mask(mask, shape, phys.shape[0], level, bool(params.get("copy")))
+        m = _prepared_mask(mask, shape, phys.shape[:nb], levels, bool(params.get("copy")))
         if m is None:
-            return _per_example(original, args, kwargs, level)
+            return _per_example(original, args, kwargs, levels)
         if type(m) is _SharedMask:
             m, mask_shared = m.view, True
         params["mask"] = m
-    # NumPy's MaskedArray copies data whose first axis runs backwards, where each example
-    # (without that axis) is kept as a view: the batch goes in forwards, and comes out as it was
-    backwards = type(phys) is np.ndarray and phys.ndim and phys.strides[0] < 0
+    # NumPy's MaskedArray copies data with an axis that runs backwards, where each example
+    # (without the batch axes) is kept as a view: the batch goes in forwards, and comes out as
+    # it was
+    flips = tuple(slice(None, None, -1 if step < 0 else 1) for step in phys.strides[:nb]) \
+        if type(phys) is np.ndarray else ()
+    backwards = any(f.step < 0 for f in flips)
     if backwards:
-        params[key] = phys[::-1]
+        params[key] = phys[flips]
         if isinstance(params.get("mask"), np.ndarray) and params["mask"].ndim == phys.ndim:
-            params["mask"] = params["mask"][::-1]
+            params["mask"] = params["mask"][flips]
     res = original(*bound.args, **bound.kwargs)
     if backwards and isinstance(res, np.ndarray):
-        res = res[::-1]
+        res = res[flips]
     record(original, Path.RULE)
     if type(data) is BatchedMaskedArray and res is data._ma:
         return data
     if (shared is not None and not params.get("copy")) or mask_shared:
-        out = _wrap(res, level)
+        out = _wrap(res, levels)
         out._shared = True
         return out
     if isinstance(res, np.ndarray) and isinstance(phys, np.ndarray) and \
@@ -1118,7 +1238,7 @@ def _construct(original: Any, args: tuple, kwargs: dict) -> Any:
         # a view of read-only data is read-only, as each example's view of its own (NumPy's
         # view of a whole broadcast array would be writeable)
         res.flags.writeable = False
-    return _wrap(res, level)
+    return _wrap(res, levels)
 
 
 def _read_only(a: Any) -> bool:
@@ -1140,44 +1260,45 @@ def _masking(params: tuple, fill_params: tuple = ()) -> Callable:
             original, inspect.signature(original))
         bound = sig.bind(*args, **kwargs)
         p = bound.arguments
-        level = _level_of(bound.args + tuple(bound.kwargs.values()))
+        levels = _level_of(bound.args + tuple(bound.kwargs.values()))
         names = [n for n in params if n in p]
         data_name = params[-1] if original is _MASKED_WHERE else params[0]
+        data = p[data_name]
         if any(_is_batched(p.get(n)) for n in fill_params) or any(
                 _is_batched(v) for n, v in p.items() if n not in params) or (
-                type(p.get(data_name)) is BatchedMaskedArray and p[data_name]._scalar):
-            return _per_example(original, args, kwargs, level)
-        data = p[data_name]
-        batch = _batch_size([p[n] for n in names])
+                type(data) is BatchedMaskedArray and data._scalar) or (
+                _is_batched(data) and _levels_of(data) != levels):
+            return _per_example(original, args, kwargs, levels)
+        batch = _batch_shape([p[n] for n in names], levels)
         if not _is_batched(data):
             if not p.get("copy", True):  # each example's result would share the plain data
-                return _per_example(original, args, kwargs, level)
+                return _per_example(original, args, kwargs, levels)
             plain = np.asanyarray(data)
-            p[data_name] = np.broadcast_to(plain, (batch,) + plain.shape)
+            p[data_name] = np.broadcast_to(plain, batch + plain.shape)
             shape = plain.shape
         else:
             shape = data.shape
         for n in names:
             if n == data_name:
                 if _is_batched(p[n]):
-                    p[n] = _physical(p[n], level, original.__name__)
+                    p[n] = _physical(p[n], levels, original.__name__)
                 continue
             v = p[n]
             if original is _MASKED_WHERE:  # the condition has the data's shape
                 if tuple(np.shape(v) if not _is_batched(v) else v.shape) != shape:
-                    return _per_example(original, args, kwargs, level)
-                p[n] = _physical(v, level, "masked_where") if _is_batched(v) else \
-                    np.broadcast_to(np.asanyarray(v), (batch,) + shape)
+                    return _per_example(original, args, kwargs, levels)
+                p[n] = np.broadcast_to(_physical(v, levels, "masked_where") if _is_batched(v)
+                                       else np.asanyarray(v), batch + shape)
             elif _is_batched(v):
-                p[n] = _aligned((data, v), level, original.__name__)[1]
+                p[n] = _aligned((data, v), levels, original.__name__)[1]
         if "mask" in p:
-            m = _prepared_mask(p["mask"], shape, batch, level, bool(p.get("copy", True)))
+            m = _prepared_mask(p["mask"], shape, batch, levels, bool(p.get("copy", True)))
             if m is None or type(m) is _SharedMask:  # (fix_invalid(copy=False) writes it)
-                return _per_example(original, args, kwargs, level)
+                return _per_example(original, args, kwargs, levels)
             p["mask"] = m
         res = original(*bound.args, **bound.kwargs)
         record(original, Path.RULE)
-        return _wrap(res, level)
+        return _wrap(res, levels)
     return handler
 
 
@@ -1186,8 +1307,8 @@ def _via_method(name: str) -> Callable:
     def handler(original: Any, args: tuple, kwargs: dict) -> Any:
         if not args or not _is_batched(args[0]):
             return _per_example(original, args, kwargs)
-        level = _level_of(args[:1])
-        return getattr(_asmasked(args[0], level), name)(*args[1:], **kwargs)
+        _level_of(args[:1])  # (a ragged value has no batched meaning here)
+        return getattr(_asmasked(args[0]), name)(*args[1:], **kwargs)
     return handler
 
 
@@ -1199,9 +1320,9 @@ def _getmask(original: Any, args: tuple, kwargs: dict) -> Any:
 
 def _getmaskarray(original: Any, args: tuple, kwargs: dict) -> Any:
     (a,) = args
-    level = _level_of(args)
+    x = _asmasked(a)
     record(original, Path.RULE)
-    return _wrap(np.ma.getmaskarray(_asmasked(a, level)._ma), level)
+    return _wrap(np.ma.getmaskarray(x._ma), x._levels)
 
 
 def _getdata(original: Any, args: tuple, kwargs: dict) -> Any:
@@ -1217,7 +1338,7 @@ def _getdata(original: Any, args: tuple, kwargs: dict) -> Any:
         # np.array(scalar) per example, or np.ma.masked's data: a 0-d array holding 0
         record(original, Path.RULE)
         m = a._ma
-        return _wrap(np.where(np.ma.getmaskarray(m), np.zeros((), m.dtype), m.data), a._level)
+        return _wrap(np.where(np.ma.getmaskarray(m), np.zeros((), m.dtype), m.data), a._levels)
     return _per_example(original, args, kwargs)
 
 
@@ -1231,7 +1352,8 @@ def _is_masked(original: Any, args: tuple, kwargs: dict) -> Any:
     if m is _NOMASK:
         return False
     record(original, Path.RULE)
-    return new_batched(np.asarray(_flat(m).any(axis=1)), 0, x._level)
+    nb = len(x._levels)
+    return _batched(np.asarray(_flat(m, nb).any(axis=nb)), x._levels)
 
 
 def _filled(original: Any, args: tuple, kwargs: dict) -> Any:
@@ -1247,7 +1369,7 @@ def _filled(original: Any, args: tuple, kwargs: dict) -> Any:
         m = a._ma
         fill = np.ma.default_fill_value(m.data) if fill is None else fill
         out = _wrap(np.where(np.ma.getmaskarray(m), np.asarray(fill, dtype=m.dtype), m.data),
-                    a._level)
+                    a._levels)
         return out
     if type(a) is BatchedMaskedArray:
         return a.filled(*args[1:], **{k: v for k, v in kwargs.items() if k != "a"})
@@ -1263,24 +1385,23 @@ def _median(original: Any, args: tuple, kwargs: dict) -> Any:
             _first_batched((), {k: v for k, v in p.items() if k != "a"}) is not None) or (
             type(a) is BatchedMaskedArray and (a._scalar or a.dtype == np.float16)):
         return _per_example(original, args, kwargs)
-    level = _level_of((a,))
-    x = _asmasked(a, level)
-    m, nd = x._ma, x.ndim
+    x = _asmasked(a)
+    m, nd, nb = x._ma, x.ndim, len(x._levels)
     keepdims = bool(p.get("keepdims", False))
     axis = p.get("axis")
     if axis is None:
-        m, ax = _flat(m), 1
+        m, ax = _flat(m, nb), nb
     else:
-        ax = _axes(axis, nd)
+        ax = _axes(axis, nd, nb)
         ax = ax[0] if len(ax) == 1 else ax
     with np.errstate(divide="ignore", invalid="ignore"):
         res = np.ma.median(m, axis=ax)
     if keepdims:
-        shape = tuple(1 if i in _axes(axis, nd) else d
-                      for i, d in enumerate(x._ma.shape[1:], 1))
-        res = res.reshape(x._ma.shape[:1] + shape)
+        shape = tuple(1 if i in _axes(axis, nd, nb) else d
+                      for i, d in enumerate(x._ma.shape[nb:], nb))
+        res = res.reshape(x._ma.shape[:nb] + shape)
     record(original, Path.RULE)
-    return _wrap(res, level, scalar=True)
+    return _wrap(res, x._levels, scalar=True)
 
 
 def _average(original: Any, args: tuple, kwargs: dict) -> Any:
@@ -1296,51 +1417,54 @@ def _average(original: Any, args: tuple, kwargs: dict) -> Any:
             a._scalar or a.dtype == np.float16)) or _is_batched(axis) or \
             _first_batched((), {k: v for k, v in p.items() if k not in ("a", "weights")}):
         return _per_example(original, args, kwargs)
-    level = _level_of((a, w))
+    levels = _level_of((a, w))
     if _is_batched(a):
-        x = _asmasked(a, level)
+        if _levels_of(a) != levels:  # (weights batched at a level the data is not)
+            return _per_example(original, args, kwargs, levels)
+        x = _asmasked(a)
     else:  # the same data for every example, weights per example: read, never written
         plain = np.ma.asanyarray(a)
-        shape = (_batch_size((w,)),) + plain.shape
-        x = BatchedMaskedArray(level, _MA(np.broadcast_to(plain.data, shape),
-                                          mask=np.broadcast_to(np.ma.getmaskarray(plain), shape)))
-    nd = x.ndim
+        shape = _batch_shape((w,), levels) + plain.shape
+        x = BatchedMaskedArray(levels, _MA(np.broadcast_to(plain.data, shape), mask=np.broadcast_to(
+            np.ma.getmaskarray(plain), shape)))
+    nd, nb = x.ndim, len(levels)
     full = x._ma.shape
     if w is not None:
         wshape = w.shape if _is_batched(w) else np.shape(w)
         if tuple(wshape) == x.shape:
-            wp = _aligned((x, w), level, "average")[1]
+            wp = _aligned((x, w), levels, "average")[1]
         elif len(wshape) == 1 and isinstance(axis, (int, np.integer)) and nd and \
                 wshape[0] == x.shape[axis]:
             ax = normalize_axis_index(axis, nd)
-            wp = _physical(w, level, "average") if _is_batched(w) else np.asanyarray(w)
-            lead = wp.shape[:1] if _is_batched(w) else ()
+            wp = _physical(w, levels, "average") if _is_batched(w) else np.asanyarray(w)
+            lead = wp.shape[:nb] if _is_batched(w) else ()
             wp = wp.reshape(lead + (1,) * ax + wshape + (1,) * (nd - ax - 1))
         else:
-            return _per_example(original, args, kwargs, level)
+            return _per_example(original, args, kwargs, levels)
         p["weights"] = np.broadcast_to(wp, full)
     if axis is None:
-        p["a"] = _flat(x._ma)
+        p["a"] = _flat(x._ma, nb)
         if w is not None:
-            p["weights"] = _flat(np.ma.asanyarray(p["weights"]))
-        p["axis"] = 1
+            p["weights"] = _flat(np.ma.asanyarray(p["weights"]), nb)
+        p["axis"] = nb
     else:
         p["a"] = x._ma
-        p["axis"] = _axes(axis, nd) if not isinstance(axis, (int, np.integer)) else \
-            normalize_axis_index(axis, nd) + 1
+        p["axis"] = _axes(axis, nd, nb) if not isinstance(axis, (int, np.integer)) else \
+            normalize_axis_index(axis, nd) + nb
     res = original(*bound.args, **bound.kwargs)
     if not p.get("keepdims") and (axis is None or len(_axes(axis, nd)) == nd):
         # per example the last division is of scalars, which masks no NaN or inf (an
         # example with nothing kept is np.ma.masked); the batch's masks a non-finite
         # quotient: where they differ, once per example
         avg = res[0] if type(res) is tuple else res
-        if not np.array_equal(np.ma.getmaskarray(avg), np.asarray(x.count(axis)._value) == 0):
-            return _per_example(original, args, kwargs, level)
+        kept = np.asarray(_physical(x.count(axis), levels, "average"))
+        if not np.array_equal(np.ma.getmaskarray(avg), kept == 0):
+            return _per_example(original, args, kwargs, levels)
     if axis is None and p.get("keepdims"):
-        res = tuple(r.reshape(r.shape[:1] + (1,) * nd) for r in res) \
-            if type(res) is tuple else res.reshape(res.shape[:1] + (1,) * nd)
+        res = tuple(r.reshape(r.shape[:nb] + (1,) * nd) for r in res) \
+            if type(res) is tuple else res.reshape(res.shape[:nb] + (1,) * nd)
     record(original, Path.RULE)
-    return _wrap(res, level, scalar=True)
+    return _wrap(res, levels, scalar=True)
 
 
 def _elementwise_handler(original: Any, args: tuple, kwargs: dict) -> Any:
@@ -1359,7 +1483,7 @@ def _atleast(original: Any, args: tuple, kwargs: dict) -> Any:
     its reshaped ``getmaskarray``."""
     if kwargs:
         return _per_example(original, args, kwargs)
-    level = _level_of(args)
+    levels = _level_of(args)
     plain_version = getattr(np, original.__name__)
     out = []
     for a in args:
@@ -1367,13 +1491,13 @@ def _atleast(original: Any, args: tuple, kwargs: dict) -> Any:
             out.append(original(a))
             continue
         if type(a) is BatchedMaskedArray and a._scalar:
-            return _per_example(original, args, kwargs, level)
-        x = _asmasked(a, level)
+            return _per_example(original, args, kwargs, levels)
+        x = _asmasked(a)
         shape = plain_version(np.empty(x.shape, dtype=bool)).shape
-        m = x._ma
-        out.append(BatchedMaskedArray(level, _MA(
-            np.asarray(m.data).reshape(m.shape[:1] + shape),
-            mask=np.ma.getmaskarray(m).reshape(m.shape[:1] + shape))))
+        m, nb = x._ma, len(x._levels)
+        out.append(BatchedMaskedArray(x._levels, _MA(
+            np.asarray(m.data).reshape(m.shape[:nb] + shape),
+            mask=np.ma.getmaskarray(m).reshape(m.shape[:nb] + shape))))
     record(original, Path.RULE)
     return out[0] if len(out) == 1 else out
 
@@ -1400,24 +1524,23 @@ def _ma_reduce(original: Any, args: tuple, kwargs: dict) -> Any:
                                                       if k != "target"}) is not None or (
             type(target) is BatchedMaskedArray and target._scalar):
         return _per_example(original, args, kwargs)
-    level = _level_of((target,))
-    x = _asmasked(target, level)
-    nd = x.ndim
+    x = _asmasked(target)
+    levels, nd, nb = x._levels, x.ndim, len(x._levels)
     if axis is np._NoValue:
         if nd > 1:  # NumPy warns that the default will change: as the loop, per example
-            return _per_example(original, args, kwargs, level)
+            return _per_example(original, args, kwargs, levels)
         axis = 0
     if nd == 0 or not (axis is None or isinstance(axis, (int, np.integer))):
-        return _per_example(original, args, kwargs, level)
+        return _per_example(original, args, kwargs, levels)
     if axis is None:
-        p["target"], p["axis"] = _flat(x._ma), 1
+        p["target"], p["axis"] = _flat(x._ma, nb), nb
     else:
-        p["target"], p["axis"] = x._ma, normalize_axis_index(axis, nd) + 1
+        p["target"], p["axis"] = x._ma, normalize_axis_index(axis, nd) + nb
     res = original(*bound.args, **bound.kwargs)
     record(original, Path.RULE)
     # add.reduce gives np.ma.masked for a fully masked example; minimum.reduce a 0-d masked
     # array of the data's dtype
-    return _wrap(res, level, scalar=type(original.__self__).__name__ != "_extrema_operation")
+    return _wrap(res, levels, scalar=type(original.__self__).__name__ != "_extrema_operation")
 
 
 def _sort(original: Any, args: tuple, kwargs: dict) -> Any:
@@ -1428,7 +1551,7 @@ def _sort(original: Any, args: tuple, kwargs: dict) -> Any:
     if not _is_batched(a) or _first_batched((), p) is not None or (
             type(a) is BatchedMaskedArray and a._scalar):
         return _per_example(original, args, kwargs)
-    x = _asmasked(a, _level_of((a,))).copy()
+    x = _asmasked(a).copy()
     axis = p.pop("axis", -1)
     if axis is None:
         x, axis = x.ravel(), 0
@@ -1548,22 +1671,65 @@ def _example(x: BatchedMaskedArray, level: Level, i: int) -> Any:
     view of the batch's mask)."""
     if x._level is not level:
         return x
-    m = x._ma
+    m, nb = x._ma, len(x._levels)
+    if nb > 1:  # in a nested vmap: still a batch of the outer levels' examples
+        out = BatchedMaskedArray(x._levels[:-1], m[(slice(None),) * (nb - 1) + (i,)], x._scalar)
+        out._shared = x._shared
+        return out
     if m.ndim == 1 and not x._scalar:  # a 0-d masked array per example
         return m[i:i + 1].reshape(())
     return m[i]
 
 
-def _stack(col: list, level: Level) -> Any:
+def _memory(x: BatchedMaskedArray) -> Any:
+    """The data array of a masked batch, for the per-op loop's memory checks."""
+    return x._ma.data
+
+
+def _stack(col: list, level: Level, read_only: bool = False) -> Any:
     """The per-op loop's results, some of them masked: stacked as ``np.ma.stack`` stacks, but
     without a mask where no example has one (``np.ma.stack`` makes one of False), so that
     what follows takes the examples' ``nomask`` paths (``mean`` of nothing is NaN there, and
-    ``np.ma.masked`` with a mask)."""
+    ``np.ma.masked`` with a mask). ``read_only``: some example's result is a view of an
+    argument (or read-only), which the stacked copy is not: it is made read-only, so that a write
+    through it raises instead of missing the argument the loop's views would write into."""
+    res = _stacked(col, level)
+    if read_only:
+        (res._ma if type(res) is BatchedMaskedArray else innermost(res)).flags.writeable = False
+    return res
+
+
+def _stacked(col: list, level: Level) -> Any:
     scalar = not any(isinstance(x, _MA) and type(x) is not np.ma.core.MaskedConstant
                      for x in col)
+    if any(_is_batched(x) for x in col):  # a nested vmap: batched at the outer levels too
+        outer = _level_of(col)
+        batch = _batch_shape(col, outer)
+        col = [_outer_batch(x, outer, batch) for x in col]
+        levels = outer + (level,)
+        axis = len(outer)
+    else:
+        levels, axis = (level,), 0
     if all(type(x) is _MA and x._mask is _NOMASK for x in col):
-        return _wrap(_MA(np.stack([x.data for x in col])), level, scalar=scalar)
-    return _wrap(np.ma.stack(col), level, scalar=scalar)
+        return _wrap(_MA(np.stack([x.data for x in col], axis=axis)), levels, scalar=scalar)
+    return _wrap(np.ma.stack(col, axis=axis), levels, scalar=scalar)
+
+
+def _outer_batch(x: Any, levels: Levels, batch: tuple) -> Any:
+    """One example's result of the per-op loop in a nested vmap, as a masked array with the
+    batch axes of the outer ``levels`` in front (a value that is every example's of a level
+    repeated along its axis)."""
+    nb = len(levels)
+    p = _physical(x, levels, "the per-op loop")
+    if p is x:
+        p = np.ma.asanyarray(x)
+        p = p.reshape((1,) * nb + p.shape)
+    full = batch + p.shape[nb:]
+    if p.shape == full:
+        return p if isinstance(p, _MA) else _MA(p)
+    mask = np.ma.getmask(p)
+    return _MA(np.broadcast_to(np.ma.getdata(p), full),
+               mask=_NOMASK if mask is _NOMASK else np.broadcast_to(mask, full))
 
 
 def _converted(name: str, original: Any, a: BatchedMaskedArray, args: tuple,
@@ -1571,7 +1737,7 @@ def _converted(name: str, original: Any, a: BatchedMaskedArray, args: tuple,
     """``np.asarray(x)`` and NumPy's other conversions of a masked batch: the data, as
     each example's converts (``np.asanyarray`` and ``subok=True`` keep the masked array)."""
     if a._scalar:
-        return _per_example(original, (a,) + args, kwargs, a._level)
+        return _per_example(original, (a,) + args, kwargs, a._levels)
     if name == "asanyarray" and not args[1:] and set(kwargs) <= {"dtype", "order"} and \
             kwargs.get("order") is None:
         dtype = kwargs.get("dtype", args[0] if args else None)
@@ -1579,7 +1745,7 @@ def _converted(name: str, original: Any, a: BatchedMaskedArray, args: tuple,
             return a  # the masked array itself
         return a.astype(dtype)
     if name in ("asanyarray", "require") or kwargs.get("subok"):
-        return _per_example(original, (a,) + args, kwargs, a._level)
+        return _per_example(original, (a,) + args, kwargs, a._levels)
     return conversions.replacement(name)(a.data, *args, **kwargs)  # (the data, batched)
 
 
@@ -1603,9 +1769,8 @@ _MA_OPERATORS = {np.add: np.ma.add, np.subtract: np.ma.subtract, np.multiply: np
 def _view_as_masked(x: BatchedTensor) -> Any:
     """``x.view(np.ma.MaskedArray)`` (``numpy.ma``'s own functions do it to a plain
     operand): each example a masked array without a mask, over its data."""
-    if type(x._value) is not np.ndarray:
-        raise _other_level("x.view(np.ma.MaskedArray)", x._level)
-    return BatchedMaskedArray(x._level, move_bdim_to_front(x._value, x._bdim).view(_MA))
+    return BatchedMaskedArray(_levels_of(x),
+                              _unwrapped(x, "x.view(np.ma.MaskedArray)").view(_MA))
 
 
 # ---- array-api-extra's question of whether an array is writeable --------------------------------
@@ -1664,6 +1829,7 @@ def _install() -> None:
     # cost 17 us a call, bench/revisions.py)
     conversions.intercept_attribute(_MA, "__new__", staticmethod(_masked_new))
     _loop_module.EXAMPLES[BatchedMaskedArray] = _example
+    _loop_module.MEMORY[BatchedMaskedArray] = _memory
     slots.stack_masked = _stack
     slots.masked_ufunc = ufunc_call
     slots.masked_function = function_call

@@ -91,11 +91,12 @@ CAUSES = [
           "pass raises a BatchingError instead, which is not a rerun reason.",
           r"numpy\.roots: the result is real"),
     Cause("masked-view", "masked arrays made of a batched value (`numpy.ma`)",
-          "`numpy.ma` on a batched value is vectorised at one vmap level "
-          "(`batchtensor/masked.py`); in a nested vmap the inner level's value is batched "
-          "at the outer level too, and a masked array of it (or a view of one as a masked "
-          "array by code that bound `numpy.ma` before the vmap) reruns per example.",
-          r"descriptor 'view'|viewed as an ndarray subclass|masked array batched at one"),
+          "`numpy.ma` on a batched value is vectorised, in nested vmaps across every level "
+          "(`batchtensor/masked.py`); a masked array meeting a value batched on another "
+          "backend, or a value of a level the masked batch is not batched at written into "
+          "it, reruns per example.",
+          r"descriptor 'view'|viewed as an ndarray subclass|masked array meets|"
+          r"vmap level that this masked value"),
     # ---- reruns: only a per-example run gives the loop's result ---------------------------------
     Cause("write-into-plain", "a batched value written into an array created inside `f` "
           "with a plain shape",

@@ -11,6 +11,7 @@ import numpy as np
 import pytest
 
 import batchtensor as bt
+from batchtensor.boxed.loop import reset_warnings
 from batchtensor.masked import BatchedMaskedArray
 from loop_reference import on_threads
 
@@ -204,18 +205,118 @@ def test_a_plain_masked_array_beside_a_batched_value():
         vectorised(f, CLEAN)
 
 
-def test_nested_gives_the_loops_result():
-    grid = np.stack([XS, XS[::-1]])
-    for name in ("masked_invalid().mean()", "x[1:] = masked", "median"):
-        g = PATTERNS[name]
-        with warnings.catch_warnings():
-            warnings.simplefilter("ignore", bt.PerformanceWarning)
-            got = bt.vmap(bt.vmap(g))(grid)
-        assert_same_masked(got, np.ma.stack([loop(g, xs) for xs in grid]))
+# (2, 5, 6): every example different (its own generator: RNG's draws stay as they were)
+GRID = np.stack([XS, np.random.default_rng(7).permutation(XS, axis=1)])
+
+
+def nested_loop(f, grid):
+    outs = [loop(f, g) for g in grid]
+    if isinstance(outs[0], (tuple, list)):
+        return type(outs[0])(_stack([o[j] for o in outs]) for j in range(len(outs[0])))
+    return _stack(outs)
+
+
+# a ragged selection is of one level's examples: in a nested vmap compressed() runs once per
+# example of the inner level (each of those a batch of the outer level's examples)
+NESTED_PER_OP = {"compressed().sum()"}
+
+
+@pytest.mark.parametrize("layout", ["in_axes 0, 0", "outer in_axes 1", "inner in_axes -1"])
+@pytest.mark.parametrize("name", PATTERNS)
+def test_nested_vmap_runs_vectorised(name, layout):
+    # the masked batch holds the examples of both levels (a batch axis for each)
+    f = PATTERNS[name]
+    if name in NESTED_PER_OP:
+        reset_warnings()
+        with pytest.warns(bt.PerformanceWarning, match="once per example"):
+            got = bt.vmap(bt.vmap(f))(GRID)
+        assert_same_masked(got, nested_loop(f, GRID))
+        return
+    if layout == "in_axes 0, 0":
+        mapped, grid = bt.vmap(bt.vmap(f), fallback="error"), GRID
+    elif layout == "outer in_axes 1":
+        mapped = bt.vmap(bt.vmap(f), in_axes=1, fallback="error")
+        grid = np.ascontiguousarray(GRID.transpose(1, 0, 2))
+    else:
+        mapped = bt.vmap(bt.vmap(f, in_axes=-1), fallback="error")
+        grid = np.ascontiguousarray(GRID.transpose(0, 2, 1))
+    with warnings.catch_warnings():
+        warnings.simplefilter("error", bt.PerformanceWarning)
+        got = mapped(grid)
+    assert_same_masked(got, nested_loop(f, GRID))
+
+
+@pytest.mark.parametrize("sizes", [(0, 5), (2, 0), (1, 1)])
+def test_nested_vmap_batch_sizes(sizes):
+    grid = GRID[:sizes[0], :sizes[1]]
+    for name in ("masked_invalid().mean()", "a masked array returned", "median"):
+        got = bt.vmap(bt.vmap(PATTERNS[name]), fallback="error")(grid)
+        if grid.size:
+            assert_same_masked(got, nested_loop(PATTERNS[name], grid))
+        else:
+            assert np.shape(got)[:2] == sizes
+
+
+def test_nested_values_of_one_level_meet():
+    # a masked array of the outer level's examples meets one of the inner level's: each
+    # broadcasts along the other's batch axis, as the examples do
+    ws = np.random.default_rng(8).normal(size=(2, 6))
+
+    def outer(w, xs):
+        m = np.ma.masked_less(w, 0.0)  # batched at the outer level only
+        return bt.vmap(lambda x: (np.ma.masked_invalid(x) * m).sum(axis=0) + m.mean())(xs)
+
+    got = bt.vmap(outer, in_axes=(0, None), fallback="error")(ws, XS)
+    want = np.ma.stack([loop(lambda x: (np.ma.masked_invalid(x) * np.ma.masked_less(w, 0.0))
+                             .sum(axis=0) + np.ma.masked_less(w, 0.0).mean(), XS) for w in ws])
+    assert_same_masked(got, want)
+
+    def outer2(w, xs):  # the inner level's masked batch written with the outer's values
+        def inner(x):
+            m = np.ma.masked_invalid(x)
+            m[:2] = w[:2]
+            return m
+        return bt.vmap(inner)(xs)
+
+    with pytest.raises(bt.BatchingError):
+        bt.vmap(outer2, in_axes=(0, None), fallback="error")(ws, XS)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        got = bt.vmap(outer2, in_axes=(0, None))(ws, XS)
+
+    def inner_loop(w):
+        def inner(x):
+            m = np.ma.masked_invalid(x)
+            m[:2] = w[:2]
+            return m
+        return loop(inner, XS)
+    assert_same_masked(got, np.ma.stack([inner_loop(w) for w in ws]))
+
+
+def test_nested_writes_reach_the_inputs_as_the_loops_do():
+    def f(x):
+        m = np.ma.asarray(x)  # a view of x: a write through it reaches x
+        m[1:3] = -1.0
+        return m.sum()
+
+    grid, want_grid = GRID.copy(), GRID.copy()
+    got = bt.vmap(bt.vmap(f), fallback="error")(grid)
+    want = np.stack([loop(f, g) for g in want_grid])
+    assert_same_masked(got, want)
+    np.testing.assert_array_equal(grid, want_grid)
+
+
+def test_nested_per_op_loop_gives_the_loops_result():
+    f = lambda x: np.ma.cov(np.ma.masked_invalid(x.reshape(2, 3)))  # noqa: E731
+    reset_warnings()  # (each op's loop warning is shown once a process)
+    with pytest.warns(bt.PerformanceWarning, match="once per example"):
+        got = bt.vmap(bt.vmap(f))(GRID)
+    assert_same_masked(got, nested_loop(f, GRID))
 
 
 def test_the_per_op_loop_serves_the_rest_and_says_so():
     f = lambda x: np.ma.cov(np.ma.masked_invalid(x.reshape(2, 3)))  # noqa: E731
+    reset_warnings()  # (each op's loop warning is shown once a process)
     with pytest.warns(bt.PerformanceWarning, match="once per example"):
         got = bt.vmap(f)(XS)
     assert_same_masked(got, loop(f, XS))
@@ -289,6 +390,9 @@ def test_threads():
             for name in ("masked_where().filled(0)", "median", "x[cond] = masked"):
                 f = PATTERNS[name]
                 assert_same_masked(bt.vmap(f, fallback="error")(xs), loop(f, xs))
+                grid = GRID + i  # nested too
+                assert_same_masked(bt.vmap(bt.vmap(f), fallback="error")(grid),
+                                   nested_loop(f, grid))
 
     on_threads(run)
 
@@ -445,18 +549,33 @@ def test_every_example_masked_gives_the_masked_constants_float64():
 
 def test_a_nested_value_is_not_taken_for_an_array():
     # inside a nested vmap the inner value holds a BatchedTensor, which says it is an
-    # ndarray: a masked array of it once reached NumPy's constructor (a TypeError)
+    # ndarray: a masked array of it once reached NumPy's constructor (a TypeError); now the
+    # masked batch holds both levels' examples
     f = lambda x: np.ma.masked_array(x, mask=x > 0).sum()  # noqa: E731
-    with pytest.raises(bt.BatchingError):
-        bt.vmap(bt.vmap(f), fallback="error")(np.zeros((2, 3, 4)))
-    with warnings.catch_warnings():
-        warnings.simplefilter("ignore", bt.PerformanceWarning)
-        assert bt.vmap(bt.vmap(f))(np.zeros((0, 3, 4))).shape == (0, 3)
+    assert bt.vmap(bt.vmap(f), fallback="error")(np.zeros((0, 3, 4))).shape == (0, 3)
+    assert bt.vmap(bt.vmap(f), fallback="error")(np.zeros((2, 0, 4))).shape == (2, 0)
     grid = RNG.normal(size=(2, 3, 4))
+    got = bt.vmap(bt.vmap(f), fallback="error")(grid)
+    assert_same_masked(got, np.stack([loop(f, g) for g in grid]))
+
+
+def test_a_per_op_loop_view_of_a_masked_argument_is_not_a_silent_copy():
+    # np.ma.expand_dims runs once per example: each result views its example's masked array,
+    # and a write through it reaches that array; the stacked copy would miss it, so it is
+    # read-only and the write raises (as through NumPy's read-only views)
+    def f(x):
+        m = np.ma.masked_greater(x, 100.0)
+        v = np.ma.expand_dims(m, 0)
+        v[0, 0] = -1.0
+        return m
+
     with warnings.catch_warnings():
         warnings.simplefilter("ignore", bt.PerformanceWarning)
-        got = bt.vmap(bt.vmap(f))(grid)
-    assert_same_masked(got, np.stack([loop(f, g) for g in grid]))
+        with pytest.raises(ValueError, match="read-only"):
+            bt.vmap(f)(CLEAN.copy())
+        # a read of the view is as the loop's
+        g = lambda x: np.ma.expand_dims(np.ma.masked_greater(x, 0.5), 0).sum(axis=1)  # noqa
+        assert_same_masked(bt.vmap(g)(CLEAN), loop(g, CLEAN))
 
 
 def test_per_op_loop_results_without_masks_keep_no_mask():

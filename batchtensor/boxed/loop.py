@@ -23,6 +23,8 @@ _warned: set = set()
 #: batched types besides BatchedTensor (``masked.py``'s): type -> ``example(x, level, i)``;
 #: each has ``_level`` and ``batch_size``
 EXAMPLES: dict = {}
+#: and type -> its physical array (whose memory a result of the loop may view)
+MEMORY: dict = {}
 
 
 def reset_warnings() -> None:
@@ -70,7 +72,10 @@ def _select(obj: Any, level, i: int, sources: dict) -> Any:
     if t is slice:
         return slice(*(_select(x, level, i, sources) for x in (obj.start, obj.stop, obj.step)))
     if t in EXAMPLES:
-        return EXAMPLES[t](obj, level, i)
+        example = EXAMPLES[t](obj, level, i)
+        if example is not obj:
+            sources[id(example)] = (obj, example)
+        return example
     if isinstance(obj, tuple) and hasattr(type(obj), "_fields"):
         return t(*(_select(x, level, i, sources) for x in obj))
     return obj
@@ -203,18 +208,34 @@ class _View:
         self.value = value
 
 
+def _memory(x: Any) -> Any:
+    """The array whose memory ``x`` is (a batched value's physical array)."""
+    t = type(x)
+    if t is BatchedTensor:
+        return innermost(x)
+    memory = MEMORY.get(t)
+    return x if memory is None else memory(x)
+
+
 def _mark_inputs(res: Any, sources: dict, frozen: list) -> Any:
     leaves, td = flatten(res)
     marked = []
     for x in leaves:
         if id(x) in sources:
             x = _Input(sources[id(x)][0])
-        elif type(x) is np.ndarray and (not x.flags.writeable or any(
-                np.may_share_memory(x, a) for a in (*(e for _, e in sources.values()),
-                                                    *frozen))):
-            x = _View(x)
+        elif type(x) is np.ndarray or (isinstance(x, _MASKED) and type(x) is not _MASKED_CONSTANT):
+            # (a masked array: NumPy's, or a masked batch of the outer levels in a nested vmap)
+            mem = _memory(x)
+            if not mem.flags.writeable or any(
+                    np.may_share_memory(mem, _memory(a))
+                    for a in (*(e for _, e in sources.values()), *frozen)):
+                x = _View(x)
         marked.append(x)
     return unflatten(td, marked)
+
+
+_MASKED = np.ma.MaskedArray
+_MASKED_CONSTANT = type(np.ma.masked)
 
 
 def _is_arraylike(x: Any) -> bool:
@@ -241,7 +262,8 @@ def _stack_column(col: list, level, name: str) -> Any:
         col = [x.value if isinstance(x, _View) else x for x in col]
     first = col[0]
     if any(isinstance(x, np.ma.MaskedArray) for x in col):
-        return slots.stack_masked(col, level)  # as np.ma.stack stacks: the masks kept
+        # as np.ma.stack stacks: the masks kept
+        return slots.stack_masked(col, level, read_only)
     if isinstance(first, _Input):
         if all(isinstance(x, _Input) and x.source is first.source for x in col):
             return first.source
