@@ -377,19 +377,51 @@ class BatchedTensor:
         what each example of the loop gets, so the pass goes on with it: a count that does not
         depend on the data (``n = x.size``-like values computed by NumPy) is common."""
         v = self._value
+        if type(v) is BatchedTensor:
+            return self._common_outer_example()
         if type(v) is not np.ndarray or v.ndim != 1 or v.shape[0] < 2:
             return None  # (one example: a rerun costs no more, and keeps its other paths)
-        group_pass = self._level.group_pass
-        if group_pass is not None and group_pass.active is not None:
-            if len(group_pass.active) < 2:
+        active = self._active_examples()
+        if active is not None:
+            if len(active) < 2:
                 return None
-            v = v[group_pass.active]
+            v = v[active]
         first = v[0]
-        same = v == first
-        if v.dtype.kind in "fc":  # NaN is NaN's value; -0.0 is not 0.0 (1 / x differs)
-            same |= np.isnan(v) & np.isnan(first)
-            same &= np.signbit(v.real) == np.signbit(first.real)
-        return first if bool(np.all(same)) else None
+        return first if _all_same(v, first) else None
+
+    def _active_examples(self) -> Any:
+        """The indices of the examples a pass of vmap's groups still follows (None: all)."""
+        group_pass = self._level.group_pass
+        return None if group_pass is None else group_pass.active
+
+    def _common_outer_example(self) -> Any:
+        """In a nested vmap (the value is batched at outer levels too): the value, batched at
+        the outer levels, that every example of this level holds, or None. Converting it
+        converts at the outer level (which may find a common value there too, or rerun)."""
+        if self.ndim != 0:
+            return None
+        chain = [self]
+        phys = self._value
+        while type(phys) is BatchedTensor:
+            chain.append(phys)
+            phys = phys._value
+        if type(phys) is not np.ndarray:
+            return None
+        for k, t in enumerate(reversed(chain)):  # every level's batch axis in front
+            phys = np.moveaxis(phys, k + t._bdim, k)
+        axis = len(chain) - 1  # this level's, after the outer ones
+        if phys.shape[axis] < 2:
+            return None
+        active = self._active_examples()
+        if active is not None:
+            if len(active) < 2:
+                return None
+            phys = np.take(phys, active, axis=axis)
+        first = phys[(slice(None),) * axis + (slice(0, 1),)]
+        if not _all_same(phys, first):
+            return None
+        index = 0 if active is None else int(active[0])
+        return self._value[(slice(None),) * self._bdim + (index,)]
 
     def __index__(self):
         example = self._the_example()
@@ -979,6 +1011,16 @@ def _getitem_with_ellipsis_or_none(x: BatchedTensor, key: tuple) -> BatchedTenso
     if res._value.ndim == 1:
         res._array0d = True  # x[0, ...] of a 1-d example: a 0-d array, written in place
     return res
+
+
+def _all_same(v: np.ndarray, first: Any) -> bool:
+    """Whether every element of ``v`` is ``first`` (broadcast): NaN is NaN's value, and -0.0
+    is not 0.0 (``1 / x`` differs)."""
+    same = v == first
+    if v.dtype.kind in "fc":
+        same |= np.isnan(v) & np.isnan(first)
+        same &= np.signbit(v.real) == np.signbit(first.real)
+    return bool(np.all(same))
 
 
 def scalar_per_example(t: BatchedTensor) -> bool:

@@ -231,3 +231,32 @@ def test_in_a_group_pass_only_the_followed_examples_count():
         warnings.simplefilter("ignore", bt.PerformanceWarning)
         got = bt.vmap(f)(xs)
     assert_same(got, loop_vmap(f)(xs))
+
+
+def test_nested_a_value_every_example_holds_alike_converts_without_a_rerun():
+    # in a nested vmap the inner level's value wraps the outer level's: every example of both
+    # levels holding one value converts to it (a slice bound, int(), float(), range, .item())
+    grid = RNG.normal(size=(2, 3, 6))
+    got = bt.vmap(bt.vmap(_counted), fallback="error")(grid)
+    assert_same(got, loop_vmap(loop_vmap(_counted))(grid))
+    got = bt.vmap(bt.vmap(_counted), in_axes=-1, fallback="error")(
+        np.ascontiguousarray(np.moveaxis(grid, 0, -1)))
+    assert_same(got, loop_vmap(loop_vmap(_counted))(grid))
+    got = bt.vmap(bt.vmap(_counted, in_axes=-1), fallback="error")(np.moveaxis(grid, 1, -1))
+    assert_same(got, loop_vmap(loop_vmap(_counted))(grid))
+
+
+def test_nested_a_value_alike_at_the_inner_level_only_converts_at_the_outer():
+    # the inner level's examples agree, the outer level's do not: the conversion goes on at
+    # the outer level, which reruns per example there (its examples differ)
+    grid = RNG.normal(size=(2, 3, 6))
+    grid[1, :, 2] = np.nan  # every inner example of outer example 1 counts 5, of 0 counts 6
+    with pytest.raises((TypeError, bt.BatchingError)):
+        bt.vmap(bt.vmap(_counted), fallback="error")(grid)
+    with pytest.warns(bt.PerformanceWarning, match="reruns once per example"):
+        got = bt.vmap(bt.vmap(_counted))(grid)
+    assert_same(got, loop_vmap(loop_vmap(_counted))(grid))
+    grid[0, 1, 3] = np.nan  # and now the inner examples of outer example 0 differ
+    with pytest.warns(bt.PerformanceWarning, match="reruns once per example"):
+        got = bt.vmap(bt.vmap(_counted))(grid)
+    assert_same(got, loop_vmap(loop_vmap(_counted))(grid))

@@ -225,6 +225,8 @@ def _common_bounds(k: slice, level) -> slice:
     def bound(v):
         if type(v) is BatchedTensor and v._level is level and v.dtype.kind in "iu":
             common = v._common_example()
+            if type(common) is BatchedTensor:  # every example's, batched at an outer level
+                return common
             if common is not None:
                 return int(common)
         return v
