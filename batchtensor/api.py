@@ -105,6 +105,7 @@ class VmapFunction:
         # The common call (arrays in; one pass or "auto" chunks) skips the general handling.
         self._common_call = chunk_size in (None, "auto")
         self._module = buffers.module_of(func)  # whose names for NumPy make buffers
+        self._learnt = buffers.learnt_modules(func)  # modules it calls, swapped alike
 
     def __repr__(self) -> str:
         return f"<vmap of {getattr(self.func, '__name__', self.func)!r}>"
@@ -221,14 +222,18 @@ class VmapFunction:
             leaf if ax is not None else _read_only(leaf) for leaf, ax in zip(leaves, axes)]
         tick = session_tick()  # a rerun draws from here: the numbers this pass drew
         if config.fallback == "error":
-            if guarded is leaves:
-                return self._vectorised(leaves, axes, treedef, kwargs, size, offset)
-            first: list = []
+            first: list = []  # (watching writes: a new pass starts from the caller's values)
             try:
+                if guarded is leaves:
+                    return self._vectorised(leaves, axes, treedef, kwargs, size, offset, first)
                 return _synced(self._vectorised(guarded, axes, treedef, kwargs, size, offset,
                                                 first), guarded, leaves, axes)
             except (ValueError, TypeError) as e:
-                if not _writes_into_guard(e, guarded, leaves):
+                if first and _is_conversion(e) and \
+                        buffers.learn_from(e, self._learnt, self._module):
+                    return self._again(first[0], tick, leaves, axes, treedef, kwargs, size,
+                                       offset, chunks)
+                if guarded is leaves or not _writes_into_guard(e, guarded, leaves):
                     raise
                 restore_inputs(first[0])
                 resume_session(first[0])
@@ -262,6 +267,12 @@ class VmapFunction:
                                          f"{type(e).__name__} on a batched value or a buffer"), True
             if not (ours or guard_hit) or (ours and size == 0):
                 raise
+            if ours and first and _is_conversion(e) and \
+                    buffers.learn_from(e, self._learnt, self._module):
+                # a module the function calls converts through a name it bound at import: a
+                # new pass swaps that name too
+                return self._again(first[0], tick, leaves, axes, treedef, kwargs, size, offset,
+                                   chunks)
             if first:
                 restore_inputs(first[0])  # the rerun starts from the caller's values
                 resume_session(first[0])
@@ -299,6 +310,16 @@ class VmapFunction:
                     if isinstance(e, DataDependentError):
                         raise e from join_error
                     raise
+
+    def _again(self, level, tick, leaves, axes, treedef, kwargs, size, offset, chunks):
+        """A new vectorised pass over the same examples (``buffers.learn_from`` learnt what
+        stopped the last one), from the caller's values and drawing what it drew."""
+        restore_inputs(level)
+        resume_session(level)
+        with random_scope() as scope:
+            scope.start = tick
+            scope.rewind()
+            return self._run(leaves, axes, treedef, kwargs, size, offset, chunks)
 
     def _split(self, leaves, axes, treedef, kwargs, offset, truth, scope):
         """The examples disagree at an ``if`` / ``while`` (``truth``: each one's answer): run
@@ -518,6 +539,7 @@ class VmapFunction:
         level.group_pass = group_pass
         conversions.enter()
         module = buffers.enter(self._module)
+        learnt = [buffers.enter(g) for g in self._learnt] if self._learnt else ()
         if first is not None:
             level.watches_writes = True
             first.append(level)
@@ -539,6 +561,8 @@ class VmapFunction:
             if group_pass is not None:
                 group_pass.close()
             close_level(level)
+            for g in learnt:
+                buffers.leave(g)
             buffers.leave(module)
             conversions.leave()
 

@@ -42,7 +42,9 @@ plain array it stands for); ``type(out)`` is LocalBuffer. Promoted, it is a Batc
 
 from __future__ import annotations
 
+import linecache
 import operator
+import re
 import sys
 import threading
 import types
@@ -582,6 +584,74 @@ def enter(g: dict | None) -> dict | None:
     finally:
         _lock.release()
     return g
+
+
+# ---- modules the function calls that bound NumPy's conversions by name ------------------------
+#: For each vmapped function (by its code), the globals of the modules it calls into that were
+#: found to convert a batched value through a NumPy conversion function they bound at import
+#: (``from numpy import asarray`` in ``scipy.signal._waveforms``): every pass of that function
+#: swaps their names as it swaps its own module's (``enter``), so the value stays batched
+#: there. Learnt from the conversion's error (``learn_from``), once per function and module.
+#: Per function, not for every vmap: swapping a module's names costs about 2.5 us a pass.
+_LEARNT: dict = {}
+
+
+def learnt_modules(func: Any) -> list:
+    """The list of modules learnt for ``func`` (shared by every vmap of the same code)."""
+    key = func
+    for _ in range(4):
+        code = getattr(key, "__code__", None)
+        if code is not None:
+            key = code
+            break
+        key = getattr(key, "func", None) or getattr(key, "__func__", None) or key
+    with _lock:
+        entry = _LEARNT.get(id(key))
+        if entry is None or entry[0] is not key:
+            entry = _LEARNT[id(key)] = (key, [])  # (the key kept alive: its id stays its own)
+    return entry[1]
+
+
+def _is_store(exc: BaseException) -> bool:
+    """A refused conversion of ``out[i] = x`` into a plain array (``diagnostics``)."""
+    return any(str(e).startswith("cannot write a batched value") for e in (exc, exc.__cause__)
+               if e is not None)
+
+
+def learn_from(exc: BaseException, learnt: list, own: dict | None) -> bool:
+    """Whether ``exc``, a refused conversion, happened in code whose module (not NumPy's,
+    batchtensor's, or ``own``, the function's, swapped already) bound one of NumPy's
+    conversion functions by name and names it on that line, or wrote into a plain array there
+    and binds NumPy or its buffer makers: then that module joins ``learnt`` and a new pass
+    may get past it (where that was not it, the new pass fails alike and reruns: one pass
+    more, once)."""
+    tb = exc.__traceback__ or getattr(exc.__cause__, "__traceback__", None)
+    frame = lineno = None
+    while tb is not None:  # the innermost frame outside NumPy and batchtensor
+        name = str(tb.tb_frame.f_globals.get("__name__", ""))
+        if not name.startswith(_NOT_SWAPPED):
+            frame, lineno = tb.tb_frame, tb.tb_lineno
+        tb = tb.tb_next
+    if frame is None or not config.intercept_numpy:
+        return False
+    g = frame.f_globals
+    if g is own or type(g) is not dict or any(m is g for m in learnt):
+        return False
+    if _is_store(exc):
+        # out[i] = x into a plain array: made in this module (np.zeros(n)), a new pass makes
+        # it a buffer, as the function's own module does
+        if not any(_stand_in_for(v) is not None for v in list(g.values())):
+            return False
+    else:
+        converters = _converters()
+        names = [n for n, v in list(g.items()) if id(v) in converters and type(n) is str]
+        line = linecache.getline(frame.f_code.co_filename, lineno)
+        if not any(re.search(rf"\b{re.escape(n)}\b", line) for n in names):  # map(asarray, .)
+            return False
+    with _lock:
+        if not any(m is g for m in learnt):
+            learnt.append(g)
+    return True
 
 
 def leave(g: dict | None) -> None:

@@ -14,7 +14,9 @@ goes straight to NumPy's own function. When the last level closes, every attribu
 is the original again. ``bt.config.intercept_numpy = False`` turns this off.
 
 What it cannot reach: a name bound before the vmap (``from numpy import asarray``, or a module
-that saved ``np.asarray`` at import time) and NumPy's C code.
+that saved ``np.asarray`` at import time) and NumPy's C code. The names of the vmapped
+function's module, and of the modules learnt to convert through such names
+(``buffers.learn_from``), are swapped for the length of each pass by ``buffers.enter``.
 """
 
 from __future__ import annotations

@@ -102,17 +102,18 @@ CAUSES = [
           "with a plain shape",
           "The library allocates its result with `np.empty(n)` / `np.zeros((n, m))` (not "
           "from a batched value) and fills it by indexing, where vmap does not make it a "
-          "buffer (batched at the first batched write): in a module other than the "
-          "function's own, or through a namespace that is NumPy itself "
-          "(array-api-compat's `clip`: `array_namespace(x).empty(...)`). The write raises a "
-          "conversion error and the function reruns.",
+          "buffer (batched at the first batched write): a module the function calls into "
+          "is learnt at the first such write and its arrays are buffers in the next pass "
+          "(`buffers.learn_from`); a run still here made the array where no module can be "
+          "learnt (another module than the write's, or a namespace that is NumPy itself). "
+          "The write raises a conversion error and the function reruns.",
           r"cannot write a batched value or index into"),
     Cause("bound-asarray", "`asarray` bound at import (`from numpy import asarray`)",
           "The library calls NumPy's conversion through a name bound when it was imported, "
           "so swapping the `numpy` module's attributes while a level is open does not reach "
-          "it; `__array__` raises and the function reruns. scipy.stats' distribution "
-          "methods built on `rv_continuous` / `rv_discrete` (pdf, cdf, ppf, moments, "
-          "entropy, interval) and scipy.signal's waveforms convert this way.",
+          "it; `__array__` raises. vmap then learns the module and runs the pass again with "
+          "its names swapped (`buffers.learn_from`); a run still here converted through "
+          "such a name on a line the learning could not tell (it reruns).",
           r"map\(asarray|= asarray\(|asarray\(t\)|tuple\(map\(asarray"),
     Cause("compiled-converts", "compiled code converts a batched value",
           "scipy.ndimage, scipy.signal's `_sigtools`, scipy.sparse, scipy.spatial's `cdist` "

@@ -426,3 +426,99 @@ def test_array_api_compat_asarray_of_an_array_is_that_array(name):
 
     xs, w = RNG.normal(size=(4, 3)), RNG.normal(size=3)
     vectorised(f, xs, w, in_axes=(0, None))
+
+
+# ---- modules the function calls that bound NumPy's conversions at import --------------------------
+def test_a_library_module_that_bound_asarray_is_learnt_and_stays_vectorised():
+    """``scipy.signal.sawtooth`` converts with ``asarray`` bound at import in its own module,
+    which is not the vmapped function's (a lambda here): the first pass meets the conversion,
+    learns the module, and a new pass swaps its names too; the module's names are SciPy's
+    again after the call."""
+    waveforms = pytest.importorskip("scipy.signal._waveforms",
+                                    reason="SciPy is an optional test dependency")
+    f = lambda t, w: waveforms.sawtooth(t * 3.0, width=w)  # noqa: E731
+    t, w = RNG.normal(size=(4, 16)), np.array([0.2, 0.5, 0.7, 1.0])
+    got = vectorised(f, t, w)
+    assert got.shape == (4, 16)
+    assert waveforms.asarray is np.asarray and waveforms.zeros is np.zeros
+    assert conversions.pristine()
+    assert any(g is vars(waveforms) for g in buffers.learnt_modules(f))
+    vectorised(lambda t: waveforms.sawtooth(t), t.T, in_axes=1)
+    got = bt.vmap(bt.vmap(lambda t: waveforms.square(t)), fallback="error")(t.reshape(2, 2, 16))
+    assert_same(got, np.stack([[waveforms.square(x) for x in r] for r in t.reshape(2, 2, 16)]))
+
+
+def test_learning_runs_the_function_again_from_the_callers_values_and_draws():
+    """The first pass wrote into its argument and drew numbers before it met the conversion:
+    the new pass starts from the caller's values and draws the same numbers."""
+    stats = pytest.importorskip("scipy.stats", reason="SciPy is an optional test dependency")
+
+    def f(x):
+        x[0] += 1.0  # a write into the argument, before the conversion
+        noise = rng.normal(size=2)
+        return stats.norm.pdf(x, loc=noise[0]), noise
+
+    x = RNG.normal(size=(4, 3))
+    first_x, second_x = x.copy(), x.copy()
+    rng = bt.random.default_rng(5)
+    first = bt.vmap(f, randomness="different", fallback="error")(first_x)
+    assert any(g is vars(sys.modules["scipy.stats._distn_infrastructure"])
+               for g in buffers.learnt_modules(f))
+    rng = bt.random.default_rng(5)
+    second = bt.vmap(f, randomness="different", fallback="error")(second_x)  # one pass
+    assert_same(first, second)
+    want_x = x.copy()
+    want_x[:, 0] += 1.0
+    np.testing.assert_array_equal(first_x, want_x)  # written once, not twice
+    np.testing.assert_array_equal(second_x, want_x)
+
+
+def test_a_library_module_that_fills_its_own_plain_array_is_learnt():
+    """``scipy.linalg.companion`` makes ``c = np.zeros(...)`` in its own module and writes a
+    batched row into it (``c[..., 0, :] = first_row``): a plain array there, so the first pass
+    fails; the module is learnt, and in the new pass its ``np.zeros`` makes a buffer."""
+    special = pytest.importorskip("scipy.linalg._special_matrices",
+                                  reason="SciPy is an optional test dependency")
+    f = lambda a: special.companion(a * 2.0) @ np.ones(3)  # noqa: E731
+    a = RNG.normal(size=(5, 4)) + 3.0
+    vectorised(f, a)
+    vectorised(f, a.T, in_axes=1)
+    assert any(g is vars(special) for g in buffers.learnt_modules(f))
+    assert special.np is np and conversions.pristine()
+
+
+def test_a_name_on_the_line_that_did_not_convert_costs_one_pass_and_reruns(tmp_path,
+                                                                           monkeypatch):
+    """The line names ``asarray`` but converts with ``float()``: the new pass fails alike,
+    and the function reruns per example, as before."""
+    (tmp_path / "bound_elsewhere.py").write_text(
+        "from numpy import asarray\n"
+        "def f(x):\n"
+        "    return float(x.sum()) + 1.0 if asarray is not None else 0.0\n")
+    monkeypatch.syspath_prepend(str(tmp_path))
+    import bound_elsewhere
+
+    g = lambda x: bound_elsewhere.f(x) * 2.0  # noqa: E731
+    with pytest.warns(bt.PerformanceWarning, match="reruns once per example"):
+        got = bt.vmap(g)(X)
+    assert_same(got, loop_vmap(g)(X))
+    # learnt once (the next call of g takes the new pass at once, and reruns alike)
+    assert any(m is vars(bound_elsewhere) for m in buffers.learnt_modules(g))
+    with pytest.warns(bt.PerformanceWarning, match="reruns once per example"):
+        assert_same(bt.vmap(g)(X), loop_vmap(g)(X))
+    assert bound_elsewhere.asarray is np.asarray
+
+
+def test_learnt_modules_on_threads():
+    waveforms = pytest.importorskip("scipy.signal._waveforms",
+                                    reason="SciPy is an optional test dependency")
+    from loop_reference import on_threads
+
+    def run(i):
+        t = RNG.normal(size=(3, 8)) + i
+        for _ in range(5):
+            got = bt.vmap(lambda x: waveforms.sawtooth(x, 0.4), fallback="error")(t)
+            assert_same(got, np.stack([waveforms.sawtooth(x, 0.4) for x in t]))
+
+    on_threads(run)
+    assert waveforms.asarray is np.asarray and conversions.pristine()
