@@ -42,6 +42,7 @@ plain array it stands for); ``type(out)`` is LocalBuffer. Promoted, it is a Batc
 
 from __future__ import annotations
 
+import dis
 import linecache
 import operator
 import re
@@ -105,6 +106,35 @@ def _batched_among(args: Any, found: list) -> list:
         for a in args.values():
             _batched_among(a, found)
     return found
+
+
+def _common_values(obj: Any) -> Any:
+    """``obj`` (arguments, in tuples, lists and dicts) with each batched value replaced by the
+    one value every example holds (``BatchedTensor._common_example``: a count that does not
+    depend on the data), or None where some example differs: then each example makes its own
+    array; where every example holds the same bounds, they make the same array."""
+    try:
+        return _replaced(obj)
+    except _Differs:
+        return None
+
+
+class _Differs(Exception):
+    """A batched value whose examples differ (``_common_values``)."""
+
+
+def _replaced(obj: Any) -> Any:
+    t = type(obj)
+    if t is BatchedTensor:
+        common = obj._common_example() if obj.ndim == 0 else None
+        if common is None or type(common) is BatchedTensor:
+            raise _Differs
+        return common
+    if t is tuple or t is list:
+        return t(_replaced(v) for v in obj)
+    if t is dict:
+        return {k: _replaced(v) for k, v in obj.items()}
+    return obj
 
 
 def _levels_of(x: BatchedTensor) -> list:
@@ -353,8 +383,12 @@ def _maker(name: str):
         if level is None or "like" in kwargs:
             return original(*args, **kwargs)
         found = _batched_among((args, kwargs), [])
-        if found:  # np.full(shape, v) with a batched v: batched from the start, v per example
-            return original(*args, like=found[0], **kwargs)
+        if found:
+            common = _common_values((args, kwargs))
+            if common is None:
+                # np.full(shape, v) with a batched v: batched from the start, v per example
+                return original(*args, like=found[0], **kwargs)
+            args, kwargs = common  # np.arange(1, n + 1) with n every example's alike
         return LocalBuffer(original(*args, **kwargs), level)
 
     make.__name__ = make.__qualname__ = name
@@ -612,6 +646,11 @@ def learnt_modules(func: Any) -> list:
     return entry[1]
 
 
+_SUBSCRIPTS = frozenset(dis.opmap[name] for name in ("STORE_SUBSCR", "STORE_SLICE",
+                                                      "BINARY_SUBSCR", "BINARY_SLICE")
+                        if name in dis.opmap)
+
+
 def _is_store(exc: BaseException) -> bool:
     """A refused conversion of ``out[i] = x`` into a plain array (``diagnostics``)."""
     return any(str(e).startswith("cannot write a batched value") for e in (exc, exc.__cause__)
@@ -621,25 +660,27 @@ def _is_store(exc: BaseException) -> bool:
 def learn_from(exc: BaseException, learnt: list, own: dict | None) -> bool:
     """Whether ``exc``, a refused conversion, happened in code whose module (not NumPy's,
     batchtensor's, or ``own``, the function's, swapped already) bound one of NumPy's
-    conversion functions by name and names it on that line, or wrote into a plain array there
-    and binds NumPy or its buffer makers: then that module joins ``learnt`` and a new pass
+    conversion functions by name and names it on that line, or indexed a plain array there
+    (``out[i] = x``, ``out[idx] = v``, ``w[idx]``) and binds NumPy or its buffer makers: then that module joins ``learnt`` and a new pass
     may get past it (where that was not it, the new pass fails alike and reruns: one pass
     more, once)."""
     tb = exc.__traceback__ or getattr(exc.__cause__, "__traceback__", None)
-    frame = lineno = None
+    frame = lineno = lasti = None
     while tb is not None:  # the innermost frame outside NumPy and batchtensor
         name = str(tb.tb_frame.f_globals.get("__name__", ""))
         if not name.startswith(_NOT_SWAPPED):
-            frame, lineno = tb.tb_frame, tb.tb_lineno
+            frame, lineno, lasti = tb.tb_frame, tb.tb_lineno, tb.tb_lasti
         tb = tb.tb_next
     if frame is None or not config.intercept_numpy:
         return False
     g = frame.f_globals
     if g is own or type(g) is not dict or any(m is g for m in learnt):
         return False
-    if _is_store(exc):
-        # out[i] = x into a plain array: made in this module (np.zeros(n)), a new pass makes
-        # it a buffer, as the function's own module does
+    code = frame.f_code.co_code
+    if _is_store(exc) or (0 <= lasti < len(code) and code[lasti] in _SUBSCRIPTS):
+        # out[i] = x into a plain array, plain[idx] with a batched index: where the array was
+        # made in this module (np.zeros(n)), a new pass makes it a buffer, as the function's
+        # own module does
         if not any(_stand_in_for(v) is not None for v in list(g.values())):
             return False
     else:

@@ -1042,6 +1042,16 @@ def _atleast_nd(fn: Any) -> Callable:
     return call
 
 
+def _overlap(op: Any) -> Callable:
+    """``np.may_share_memory`` / ``np.shares_memory``: a masked array's memory is its data's
+    (as NumPy asks it), so each masked batch stands in by its data."""
+    def call(a, b, *args, **kwargs):
+        a, b = (_batched(x._ma.data, x._levels) if type(x) is BatchedMaskedArray else x
+                for x in (a, b))
+        return op(a, b, *args, **kwargs)
+    return call
+
+
 _REDUCTION_PARAMS = ("axis", "dtype", "out", "keepdims")
 _FUNCTIONS: dict[Any, Callable] = {
     np.sum: _method_of("sum", _REDUCTION_PARAMS),
@@ -1073,6 +1083,8 @@ _FUNCTIONS: dict[Any, Callable] = {
     np.atleast_3d: _atleast_nd(np.atleast_3d),
     np.broadcast_to: lambda array, shape, subok=False: None if subok or type(
         array) is not BatchedMaskedArray or array._scalar else np.broadcast_to(array.data, shape),
+    np.may_share_memory: _overlap(np.may_share_memory),
+    np.shares_memory: _overlap(np.shares_memory),
     np.shape: lambda a: a.shape,
     np.ndim: lambda a: a.ndim,
     np.size: lambda a, axis=None: a.size if axis is None else a.shape[axis],

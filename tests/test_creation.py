@@ -290,3 +290,37 @@ def test_require_owndata_and_writeable_copy_as_the_loop(strict):
         return y, z
 
     compare(f, X)
+
+
+# ---- np.arange with batched bounds ----------------------------------------------------------------
+def _ranked(x):
+    n = np.count_nonzero(np.isfinite(x))  # every example's alike where none holds a NaN
+    out = np.empty(x.shape[0])
+    out[np.argsort(x)[:n]] = np.arange(1, n + 1)  # ranks, as scipy.stats.mstats.rankdata
+    return out * np.arange(n, like=x).sum()
+
+
+def test_arange_of_bounds_every_example_holds_alike_is_one_range():
+    xs = RNG.normal(size=(4, 6))
+    got = bt.vmap(_ranked, fallback="error")(xs)
+    assert_same(got, loop_vmap(_ranked)(xs))
+    grid = RNG.normal(size=(2, 3, 6))  # nested: alike at both levels
+    got = bt.vmap(bt.vmap(_ranked), fallback="error")(grid)
+    assert_same(got, loop_vmap(loop_vmap(_ranked))(grid))
+    got = bt.vmap(bt.vmap(_ranked, in_axes=-1), in_axes=1, fallback="error")(
+        np.ascontiguousarray(grid.transpose(2, 0, 1)))
+    assert_same(got, loop_vmap(loop_vmap(_ranked))(grid))
+
+
+def test_arange_of_bounds_that_differ_runs_per_example():
+    start = np.array([0, 1, 2])
+    f = lambda s: np.arange(s, s + 4)  # noqa: E731  (one length: the per-op loop)
+    with pytest.warns(bt.PerformanceWarning):
+        assert_same(bt.vmap(f)(start), loop_vmap(f)(start))
+    with pytest.raises(bt.BatchingError):
+        bt.vmap(f, fallback="error")(start)
+    xs = RNG.normal(size=(3, 6))
+    xs[1, 2] = np.nan  # example 1 counts 5: its ranges are shorter (a rerun, as the loop)
+    with pytest.warns(bt.PerformanceWarning, match="reruns once per example"):
+        got = bt.vmap(_ranked)(xs)
+    assert_same(got, loop_vmap(_ranked)(xs))

@@ -21,11 +21,13 @@ import operator
 
 import numpy as np
 
+from ..errors import BatchingError, DataDependentError
 from ..plumbing import innermost, scan_level, unwrap, wrap
 from ..registry import batch_rule, decomposition
 from ..tensor import BatchedTensor
-from ._helpers import (align_front, any_example, flat_rows, logical_rank, logical_shape,
-                       move_bdim_to_front, pad_to_rank, require, wrap_axis)
+from ._helpers import (LoopFallback, align_front, any_example, flat_rows, logical_rank,
+                       logical_shape, move_bdim_to_front, pad_to_rank, require, shared_value,
+                       wrap_axis)
 from .views import broadcast_examples, example_strides, is_contiguous
 
 
@@ -285,6 +287,23 @@ def _raw(op, impl):
 
     rule.__name__ = f"{op.__name__}_rule"
     return batch_rule(op, raw=True)(rule)
+
+
+@batch_rule(np.arange, raw=True)
+def arange_rule(level, args, kwargs):
+    """``np.arange(1, n + 1, like=x)`` with batched bounds: where every example (at every
+    level) holds the same bounds, a count that does not depend on the data, the one range
+    they all make, unbatched; otherwise once per example (ranges of one length stack)."""
+    def common(v):
+        if type(v) is not BatchedTensor:
+            return v
+        value, bdim = unwrap(v, level)
+        try:
+            return shared_value(value, bdim, "np.arange's bounds")
+        except (DataDependentError, BatchingError):
+            raise LoopFallback("np.arange: the examples' bounds differ") from None
+
+    return np.arange(*(common(a) for a in args), **{k: common(v) for k, v in kwargs.items()})
 
 
 def _array(level, object, dtype=None, *, copy=True, order="K", subok=False, ndmin=0,
