@@ -22,6 +22,8 @@ answer runs vectorised, each on the batched ``MaskedArray`` by ``numpy.ma``'s ow
   ``argmin``... as methods, ``np.ma`` functions and NumPy functions), ``np.ma.median`` and
   ``np.ma.average``; an axis of the example is an axis of the batch one further on;
 - basic indexing and writes (``x[i]``, ``x[1:] = np.ma.masked``), shape methods;
+- ``np.ma.dot``, ``np.ma.cov``, ``np.ma.corrcoef``, ``np.ma.concatenate`` and the stacking
+  functions, as numpy.ma computes them, from the batched calls above;
 - ``compressed()``: the kept elements of every example, a ragged selection (``rules/ragged.py``).
 
 Everything else runs once per example (the per-op loop, warned), on the examples' own
@@ -515,7 +517,9 @@ class BatchedMaskedArray:
         m, nb = self._ma, len(self._levels)
         res = m.filled(fill_value)
         mask = m._mask
-        if mask is not _NOMASK and res is not m._data and m.size:
+        # (m._data is a new view each time: the data itself is returned where nothing is
+        # masked, which a write reaches in every example alike)
+        if mask is not _NOMASK and m.size and not np.may_share_memory(res, m.data):
             some = _flat(mask, nb).any(axis=nb)
             if not some.all() and m.shape[nb:]:
                 res.flags.writeable = False
@@ -569,6 +573,8 @@ class BatchedMaskedArray:
                 res = getattr(m, name)(axis=ax, **kwargs)
         elif name in ("mean", "var", "std") and not keepdims and m._mask is not _NOMASK \
                 and len(_axes(axis, nd)) == nd:
+            if nd == 0:
+                self._refuse_undecided_moment(name)
             res = _scalar_moment(m, name, _axes(axis, nd, nb), **kwargs)
             if name == "var":  # a 0-d masked array per example, or np.ma.masked (a float64)
                 record(_MA.var, Path.RULE)
@@ -579,6 +585,23 @@ class BatchedMaskedArray:
             res = getattr(m, name)(axis=_axes(axis, nd, nb), keepdims=keepdims, **kwargs)
         record(getattr(_MA, name), Path.RULE)
         return _wrap(res, self._levels, scalar=True)
+
+    def _refuse_undecided_moment(self, name: str) -> None:
+        """``mean``/``var``/``std`` of 0-d examples of which some are masked: an unmasked
+        example of the loop may hold ``nomask`` (a mask given as ``np.False_``, which *is*
+        ``np.ma.nomask``) or a mask of False, which the batch cannot tell apart. Per example
+        the two divide differently: without a mask ``numpy.ma``'s division masks a non-finite
+        or huge quotient, with one NumPy's scalars keep it. Where an unmasked example holds
+        such a value, only a run per example answers as the loop."""
+        m = self._ma
+        kept = np.asarray(m.data)[~np.ma.getmaskarray(m)]
+        if kept.dtype.kind in "fc" and not bool(np.all(
+                np.isfinite(kept) & (np.absolute(kept) * np.finfo(np.float64).tiny < 1))):
+            raise DataDependentError(
+                f"numpy.ma: {name}() of 0-d masked arrays, some masked and some holding a "
+                f"non-finite value: the loop's unmasked examples may hold no mask "
+                f"(np.ma.nomask), which masks that value's {name}, or a mask of False, which "
+                f"does not; one batch cannot tell them apart", self._level)
 
     def sum(self, axis=None, *args, **kwargs):
         return self._reduce("sum", axis, *args, **kwargs)
@@ -661,6 +684,15 @@ class BatchedMaskedArray:
         _note_write(self._levels, self._ma)
         self._ma.sort(axis=normalize_axis_index(axis, nd) + len(self._levels), **kwargs)
         record(_MA.sort, Path.RULE)
+
+    def diagonal(self, offset: int = 0, axis1: int = 0, axis2: int = 1) -> Any:
+        """Each example's diagonal (a view, as NumPy's: read-only)."""
+        nd, nb = self.ndim, len(self._levels)
+        if self._scalar or nd < 2 or _is_batched(offset):
+            return _per_example(MethodOp("diagonal"), (self, offset, axis1, axis2), {},
+                                self._levels)
+        a1, a2 = normalize_axis_index(axis1, nd) + nb, normalize_axis_index(axis2, nd) + nb
+        return self._same_batch(self._ma.diagonal(offset, a1, a2), _MA.diagonal)
 
     # ---- shape ------------------------------------------------------------------------------
     def _same_batch(self, m: Any, op: Any = None) -> BatchedMaskedArray:
@@ -1244,11 +1276,13 @@ def _construct(original: Any, args: tuple, kwargs: dict) -> Any:
         out = _wrap(res, levels)
         out._shared = True
         return out
-    if isinstance(res, np.ndarray) and isinstance(phys, np.ndarray) and \
-            _read_only(phys) and res.flags.writeable and not res.flags.owndata and \
-            res.base is not None:  # (a view of phys: may_share_memory misses broadcasts)
-        # a view of read-only data is read-only, as each example's view of its own (NumPy's
-        # view of a whole broadcast array would be writeable)
+    dtype = params.get("dtype")
+    copied = bool(params.get("copy")) or (dtype is not None and np.dtype(dtype) != phys.dtype)
+    if isinstance(res, np.ndarray) and isinstance(phys, np.ndarray) and not copied and \
+            _read_only(phys) and res.flags.writeable:
+        # each example's masked array views its read-only data, so is read-only (the batch's
+        # may be a writeable copy: MaskedArray copies a broadcast batch, a view of a whole
+        # broadcast array would be writeable)
         res.flags.writeable = False
     return _wrap(res, levels)
 
@@ -1279,9 +1313,15 @@ def _masking(params: tuple, fill_params: tuple = ()) -> Callable:
         if any(_is_batched(p.get(n)) for n in fill_params) or any(
                 _is_batched(v) for n, v in p.items() if n not in params) or (
                 type(data) is BatchedMaskedArray and data._scalar) or (
-                _is_batched(data) and _levels_of(data) != levels):
+                _is_batched(data) and _levels_of(data) != levels and (
+                    type(data) is not BatchedTensor or not p.get("copy", True))):
             return _per_example(original, args, kwargs, levels)
         batch = _batch_shape([p[n] for n in names], levels)
+        if _is_batched(data) and _levels_of(data) != levels:
+            # data of an outer level only, copied for each example of the inner one
+            shape = data.shape
+            p[data_name] = data = _batched(np.broadcast_to(
+                _physical(data, levels, original.__name__), batch + shape), levels)
         if not _is_batched(data):
             if not p.get("copy", True):  # each example's result would share the plain data
                 return _per_example(original, args, kwargs, levels)
@@ -1571,6 +1611,127 @@ def _sort(original: Any, args: tuple, kwargs: dict) -> Any:
     return x
 
 
+def _joining(npfunc: Any) -> Callable:
+    """``np.ma.stack``, ``hstack``, ``vstack``, ``column_stack``, ``dstack``: as numpy.ma
+    makes them, NumPy's function of the data and of ``getmaskarray`` of each array, which on
+    batched values are batched NumPy calls."""
+    def handler(original: Any, args: tuple, kwargs: dict) -> Any:
+        arys = args[0] if args else None
+        if type(arys) not in (list, tuple) or _first_batched(args[1:], kwargs) is not None or \
+                any(type(a) is Ragged or (type(a) is BatchedMaskedArray and a._scalar)
+                    for a in arys):
+            return _per_example(original, args, kwargs)
+        data = npfunc(tuple(np.asarray(a) for a in arys), *args[1:], **kwargs)
+        mask = npfunc(tuple(np.ma.getmaskarray(a) for a in arys), *args[1:], **kwargs)
+        record(original, Path.RULE)
+        return np.ma.masked_array(data=data, mask=mask)
+    return handler
+
+
+def _concatenate(original: Any, args: tuple, kwargs: dict) -> Any:
+    """``np.ma.concatenate``: the data concatenated, and the masks where any array has one
+    (no mask where no example has a masked element: per example, ``_shrink_mask``)."""
+    sig = _SIGNATURES.setdefault(original, inspect.signature(original))
+    p = sig.bind(*args, **kwargs).arguments
+    arrays, axis = p.get("arrays"), p.get("axis", 0)
+    if type(arrays) not in (list, tuple) or _is_batched(axis) or any(
+            type(a) is Ragged or (type(a) is BatchedMaskedArray and a._scalar) for a in arrays):
+        return _per_example(original, args, kwargs)
+    data = np.concatenate([np.ma.getdata(a) for a in arrays], axis)
+    record(original, Path.RULE)
+    if all(np.ma.getmask(a) is _NOMASK for a in arrays):
+        return np.ma.masked_array(data)
+    mask = np.concatenate([np.ma.getmaskarray(a) for a in arrays], axis)
+    return _shrunk(np.ma.masked_array(data, mask=mask))
+
+
+def _shrunk(x: Any) -> Any:
+    """``x`` without a mask where no example holds a masked element."""
+    if type(x) is BatchedMaskedArray and x._ma._mask is not _NOMASK and not x._ma._mask.any():
+        x._ma._mask = _NOMASK
+    return x
+
+
+def _dot(original: Any, args: tuple, kwargs: dict) -> Any:
+    """``np.ma.dot(a, b)``: the product of the data filled with 0, masked where no pair of
+    unmasked elements met (``strict`` or ``out=``: once per example)."""
+    sig = _SIGNATURES.setdefault(original, inspect.signature(original))
+    p = sig.bind(*args, **kwargs).arguments
+    a, b = p.get("a"), p.get("b")
+    if p.get("strict") or p.get("out") is not None or any(
+            type(v) is Ragged or (type(v) is BatchedMaskedArray and v._scalar) for v in (a, b)):
+        return _per_example(original, args, kwargs)
+    kept_a, kept_b = ~np.ma.getmaskarray(a), ~np.ma.getmaskarray(b)
+    data = np.dot(np.ma.filled(a, 0), np.ma.filled(b, 0))
+    mask = ~np.dot(kept_a, kept_b)
+    if np.ndim(data) == 0:  # a 0-d masked array per example (np.asarray of the scalar)
+        data = np.array(data)
+        mask = np.array(mask)
+    record(original, Path.RULE)
+    return np.ma.masked_array(data, mask=mask)
+
+
+def _cov(original: Any, args: tuple, kwargs: dict) -> Any:
+    """``np.ma.cov(x)`` as numpy.ma computes it (``_covhelper``, then the products of the
+    centred data filled with 0 over the counts of kept pairs), on the batch; with ``y``, or
+    ``allow_masked=False`` (which asks whether anything is masked), once per example."""
+    sig = _SIGNATURES.setdefault(original, inspect.signature(original))
+    p = sig.bind(*args, **kwargs).arguments
+    x = p.get("x")
+    ddof, bias, rowvar = p.get("ddof"), p.get("bias", False), p.get("rowvar", True)
+    if p.get("y") is not None or not p.get("allow_masked", True) or type(x) is Ragged or \
+            (type(x) is BatchedMaskedArray and x._scalar) or _first_batched(
+                (), {k: v for k, v in p.items() if k != "x"}) is not None or (
+                ddof is not None and ddof != int(ddof)):
+        return _per_example(original, args, kwargs)
+    record(original, Path.RULE)
+    return _covariance(x, rowvar, 1 if ddof is None and not bias else int(ddof or 0))
+
+
+def _covariance(x: Any, rowvar: Any, ddof: int) -> Any:
+    x = np.ma.array(x, ndmin=2, copy=True, dtype=float)
+    xmask = np.ma.getmaskarray(x)
+    if x.shape[0] == 1:
+        rowvar = True
+    rowvar = int(bool(rowvar))
+    tup = (slice(None), None) if rowvar else (None, slice(None))
+    xnm_dtype = np.float64 if x.shape[0] > 2 ** 24 or x.shape[1] > 2 ** 24 else np.float32
+    kept = np.logical_not(xmask).astype(xnm_dtype)
+    x -= x.mean(axis=rowvar)[tup]
+    # (the data is real: float, so its conj() is itself)
+    if not rowvar:
+        fact = np.dot(kept.T, kept) - ddof
+        with np.errstate(divide="ignore", invalid="ignore"):
+            data = np.dot(np.ma.filled(x.T, 0), np.ma.filled(x, 0)) / fact
+    else:
+        fact = np.dot(kept, kept.T) - ddof
+        with np.errstate(divide="ignore", invalid="ignore"):
+            data = np.dot(np.ma.filled(x, 0), np.ma.filled(x.T, 0)) / fact
+    mask = np.less_equal(fact, 0, dtype=bool)
+    return np.ma.array(data, mask=mask).squeeze()
+
+
+def _corrcoef(original: Any, args: tuple, kwargs: dict) -> Any:
+    """``np.ma.corrcoef(x)``: the covariance over the outer product of its diagonal's square
+    roots, as numpy.ma computes it."""
+    sig = _SIGNATURES.setdefault(original, inspect.signature(original))
+    p = sig.bind(*args, **kwargs).arguments
+    x = p.get("x")
+    if p.get("y") is not None or not p.get("allow_masked", True) or type(x) is Ragged or \
+            (type(x) is BatchedMaskedArray and x._scalar) or _first_batched(
+                (), {k: v for k, v in p.items() if k != "x"}) is not None:
+        return _per_example(original, args, kwargs)
+    corr = _covariance(x, p.get("rowvar", True), 1)
+    if type(corr) is not BatchedMaskedArray or corr.ndim < 2:
+        return _per_example(original, args, kwargs)  # (one variable: np.ma.masked per example)
+    record(original, Path.RULE)
+    std = np.ma.sqrt(corr.diagonal())
+    std_data, std_mask = np.ma.getdata(std), np.ma.getmaskarray(std)
+    corr /= np.ma.masked_array(np.multiply.outer(std_data, std_data),
+                               mask=np.logical_or.outer(std_mask, std_mask))
+    return corr
+
+
 def _frommethod_name(fn: Any) -> str | None:
     """The method name of ``numpy.ma``'s functions made from methods (``np.ma.sum``)."""
     code = getattr(fn, "__code__", None)
@@ -1616,6 +1777,10 @@ _HANDLERS: dict[str, Callable] = {
     "where": _where, "power": _elementwise_handler, "sort": _sort,
     "isMaskedArray": _as_it_is, "isMA": _as_it_is, "isarray": _as_it_is,
     "compressed": _via_method("compressed"),
+    "concatenate": _concatenate, "dot": _dot, "cov": _cov, "corrcoef": _corrcoef,
+    "stack": _joining(np.stack), "hstack": _joining(np.hstack), "vstack": _joining(np.vstack),
+    "row_stack": _joining(np.vstack), "column_stack": _joining(np.column_stack),
+    "dstack": _joining(np.dstack),
 }
 _ELEMENTWISE_TYPES = ("_MaskedUnaryOperation", "_MaskedBinaryOperation",
                       "_DomainedBinaryOperation")

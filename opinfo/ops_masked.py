@@ -21,8 +21,6 @@ from .core import OpInfo, SampleInput
 from .samples import make_array
 
 MA = np.ma.MaskedArray
-NESTED = ("a masked batch is vectorised at one vmap level; the inner level of a nested vmap "
-          "runs per example (tests/test_masked.py checks its values)")
 FLOATS = (np.float64, np.float32)
 
 
@@ -158,8 +156,7 @@ def _binary(fn):
 
 
 def _entry(name, op, samples, covers, dtypes=FLOATS, **kw):
-    return OpInfo(name, op, samples, "rule", dtypes=dtypes, covers=covers, skip_nested=NESTED,
-                  **kw)
+    return OpInfo(name, op, samples, "rule", dtypes=dtypes, covers=covers, **kw)
 
 
 OPS: list[OpInfo] = []
@@ -204,7 +201,10 @@ OPS += [
            _with_nomask(_unary_samples()), np.ma.filled),
     _entry("ma.count", _function(np.ma.count), _reduction_samples(), MA.count),
     _entry("ma.compressed.sum", lambda x, m: _out(_masked(x, m).compressed().sum()),
-           _unary_samples(), np.ma.MaskedArray.compressed, rtol32=1e-4),
+           _unary_samples(), np.ma.MaskedArray.compressed, rtol32=1e-4,
+           skip_nested="a ragged selection is of one level's examples: in a nested vmap, "
+                       "compressed() of examples that keep different counts runs once per "
+                       "example of the inner level (tests/test_masked.py checks its values)"),
     _entry("ma.harden_mask", lambda x, m: _out(_set_masked(_masked(x, m).harden_mask())),
            _unary_samples(shapes=_SHAPES[:2], vmap_error=_SHARED), operator.setitem),
 ]
@@ -295,6 +295,28 @@ OPS += [
            _unary_samples(shapes=[((6,), "1-d"), ((3, 4), "2-d")], vmap_error=_SHARED),
            operator.setitem),
 ]
+
+
+# products, covariances, joining: numpy.ma's own algorithms on the batch
+_MATRICES = [((3, 4), "2-d"), ((2, 5), "2-d, wide"), ((1, 4), "one row"), ((3, 0), "size 0")]
+OPS += [
+    _entry("ma.dot", lambda x, m: _out(np.ma.dot(_masked(x, m), _masked(x, m).T)),
+           _unary_samples(shapes=_MATRICES + [((6,), "1-d")]), np.ma.dot, rtol32=1e-4),
+    _entry("ma.cov", _function(np.ma.cov), _unary_samples(shapes=_MATRICES[:3] + [
+        ((6,), "1-d")]), np.ma.cov, rtol32=1e-4),
+    _entry("ma.cov rowvar=False, bias", _function(np.ma.cov, rowvar=False, bias=True),
+           _unary_samples(shapes=_MATRICES[:2]), np.ma.cov, rtol32=1e-4),
+    _entry("ma.corrcoef", _function(np.ma.corrcoef), _unary_samples(shapes=_MATRICES[:2]),
+           np.ma.corrcoef, rtol32=1e-4),
+    _entry("ma.MaskedArray.diagonal", _method("diagonal"), _unary_samples(shapes=_MATRICES),
+           MA.diagonal),
+    _entry("ma.concatenate", lambda x, m: _out(np.ma.concatenate([_masked(x, m), x], axis=-1)),
+           _unary_samples(shapes=_MATRICES + [((6,), "1-d")]), np.ma.concatenate),
+]
+for _name in ("stack", "hstack", "vstack", "column_stack", "dstack"):
+    _fn = getattr(np.ma, _name)
+    OPS.append(_entry(f"ma.{_name}", lambda x, m, _fn=_fn: _out(_fn([_masked(x, m), x])),
+                      _unary_samples(shapes=_SHAPES[:3] + _SHAPES[4:]), _fn))
 
 
 def _set(a, key, value):

@@ -1092,3 +1092,54 @@ def test_dtype_change_of_no_example_in_a_nested_vmap():
                                              "Step": Step, "dtype": np.dtype})
     outcome = adversarial.check(case)
     assert outcome.ok, outcome.message
+
+
+# np.nanstd(x, mean=m) over several axes of a batch of no example: the stand-in of one example
+# that gives the result's shape got the batch's mean=, of no example (NumPy: "non-broadcastable
+# output operand"); the loop has nothing to compute.
+@pytest.mark.parametrize("op", [np.nanstd, np.nanvar, np.var, np.std])
+def test_a_mean_of_no_example(op):
+    xs, means = np.zeros((0, 3, 4)), np.zeros((0, 1, 1))
+    got = bt.vmap(lambda x, m: op(x, mean=m, ddof=1), fallback="error")(xs, means)
+    assert got.shape == (0,) and got.dtype == np.float64
+    where = np.ones((0, 3, 4), bool)
+    got = bt.vmap(lambda x, w: op(x, where=w), fallback="error")(xs, where)
+    assert got.shape == (0,)
+
+
+# np.percentile of a complex array with a batched q of 3 dims: NumPy refuses the complex
+# array first (TypeError), the rule refused the q first (ValueError).
+def test_percentile_refuses_a_complex_array_before_the_q():
+    a = np.ones((2, 5), complex)
+    q = np.full((2, 2, 2, 2), 30.0)
+    with pytest.raises(TypeError, match="real numbers"):
+        np.percentile(a[0], q[0])
+    with pytest.raises(TypeError, match="real numbers"):
+        bt.vmap(np.percentile)(a, q)
+
+
+# mean() of 0-d masked arrays, examples masked by np.True_ / np.False_: np.False_ *is*
+# np.ma.nomask, and numpy.ma's mean of a 0-d array without a mask masks a non-finite value,
+# where the batch (a mask of both) kept it: such a batch reruns per example.
+def test_mean_of_0d_masked_arrays_some_without_a_mask():
+    x, m = np.array([2.0, -np.inf]), np.array([True, False])
+    f = lambda x, m: np.ma.getmaskarray(np.ma.array(x, mask=m).mean())  # noqa: E731
+    want = np.stack([f(a, b) for a, b in zip(x, m)])
+    with pytest.warns(bt.PerformanceWarning, match="reruns once per example"):
+        np.testing.assert_array_equal(bt.vmap(f)(x, m), want)
+    finite = np.array([2.0, -1.5])  # where the paths agree: vectorised
+    got = bt.vmap(lambda x, m: np.ma.array(x, mask=m).mean(), fallback="error")(finite, m)
+    assert np.ma.getmaskarray(got).tolist() == [True, False] and got[1] == -1.5
+
+
+# np.ma.filled(m) of examples none of which holds a masked element is each example's data
+# itself (writeable where it is): the batch's was made read-only, as if it were a copy.
+def test_filled_without_masked_elements_is_the_data():
+    def f(x, m):
+        d = np.ma.filled(np.ma.array(x, mask=m), -2.0)
+        d[0] = 7.0  # reaches x, as in the loop
+        return x
+
+    xs, ms = np.ones((2, 3)), np.zeros((2, 3), bool)
+    got = bt.vmap(f, fallback="error")(xs.copy(), ms)
+    np.testing.assert_array_equal(got, np.stack([f(x, m) for x, m in zip(xs.copy(), ms)]))

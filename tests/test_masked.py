@@ -116,6 +116,19 @@ PATTERNS = {
     "np.ma.minimum.reduce": lambda x: np.ma.minimum.reduce(np.ma.masked_invalid(x)),
     "np.ma.add.reduce": lambda x: np.ma.add.reduce(np.ma.masked_invalid(x)),
     "in place": lambda x: _iadd(np.ma.masked_invalid(x)),
+    "cov": lambda x: np.ma.cov(np.ma.masked_invalid(x.reshape(2, 3))),
+    "cov rowvar=False": lambda x: np.ma.cov(np.ma.masked_invalid(x.reshape(3, 2)), rowvar=False),
+    "corrcoef": lambda x: np.ma.corrcoef(np.ma.masked_invalid(x.reshape(2, 3))),
+    "dot": lambda x: np.ma.dot(np.ma.masked_invalid(x.reshape(2, 3)),
+                               np.ma.masked_invalid(x.reshape(3, 2))),
+    "dot of 1-d": lambda x: np.ma.dot(np.ma.masked_invalid(x), np.arange(6.0)),
+    "concatenate": lambda x: np.ma.concatenate([np.ma.masked_invalid(x), x[:2]]),
+    "concatenate without masks": lambda x: np.ma.concatenate([np.ma.asarray(x), x[:2]]),
+    "stack, column_stack, vstack": lambda x: (
+        np.ma.stack([np.ma.masked_invalid(x), np.ma.masked_greater(x, 0)], axis=1),
+        np.ma.column_stack([np.ma.masked_invalid(x), x]),
+        np.ma.vstack([np.ma.masked_invalid(x), np.ones(6)])),
+    "diagonal": lambda x: np.ma.diagonal(np.ma.masked_invalid(x[:4].reshape(2, 2))),
 }
 
 
@@ -307,7 +320,7 @@ def test_nested_writes_reach_the_inputs_as_the_loops_do():
 
 
 def test_nested_per_op_loop_gives_the_loops_result():
-    f = lambda x: np.ma.cov(np.ma.masked_invalid(x.reshape(2, 3)))  # noqa: E731
+    f = lambda x: np.ma.mask_rowcols(np.ma.masked_invalid(x.reshape(2, 3)))  # noqa: E731
     reset_warnings()  # (each op's loop warning is shown once a process)
     with pytest.warns(bt.PerformanceWarning, match="once per example"):
         got = bt.vmap(bt.vmap(f))(GRID)
@@ -315,12 +328,12 @@ def test_nested_per_op_loop_gives_the_loops_result():
 
 
 def test_the_per_op_loop_serves_the_rest_and_says_so():
-    f = lambda x: np.ma.cov(np.ma.masked_invalid(x.reshape(2, 3)))  # noqa: E731
+    f = lambda x: np.ma.mask_rowcols(np.ma.masked_invalid(x.reshape(2, 3)))  # noqa: E731
     reset_warnings()  # (each op's loop warning is shown once a process)
     with pytest.warns(bt.PerformanceWarning, match="once per example"):
         got = bt.vmap(f)(XS)
     assert_same_masked(got, loop(f, XS))
-    with pytest.raises(bt.BatchingError, match="cov"):
+    with pytest.raises(bt.BatchingError, match="mask_rowcols"):
         bt.vmap(f, fallback="error")(XS)
 
 

@@ -128,7 +128,12 @@ def reduce_physical(op, name: str, kind: str, level, x, bd, axis, kw: dict, *,
         # no example, several axes: NumPy's median and quantiles reshape the batch with -1,
         # which fails at size 0 (one example's result shape, taken from a stand-in, then none)
         one = np.zeros(x.shape[:bd] + (1,) + x.shape[bd + 1:], dtype=x.dtype, like=x)
-        res = op(one, axis=call_axis, **{k: v for k, v in kw.items() if k != "out"})
+        small = {k: v for k, v in kw.items() if k != "out"}
+        for k in ("where", "mean"):  # (batch axis first, as x's: of the stand-in's one example)
+            v = small.get(k)
+            if getattr(v, "ndim", 0) == x.ndim and v.shape[0] == 0:
+                small[k] = np.ones((1,) + v.shape[1:], dtype=v.dtype, like=v)
+        res = op(one, axis=call_axis, **small)
         if out is not None:  # nothing to write into an out= of no example
             return out[0] if out_tuple and isinstance(out, tuple) else out
         return wrap(res[(slice(None),) * out_bdim + (slice(0, 0),)], out_bdim, level)

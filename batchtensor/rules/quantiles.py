@@ -204,10 +204,10 @@ def _quantile_like(op, scale: float, nan: bool):
             return res, ndim_of(q)
         require(not nan, f"numpy.{name} with a batched q")
         qv = move_bdim_to_front(q, q_bdim)
+        if np.issubdtype(x.dtype, np.complexfloating):  # (NumPy asks this first)
+            raise TypeError("a must be an array of real numbers")
         if qv.ndim - 1 > 2:
             raise ValueError("q must be a scalar or 1d")
-        if np.issubdtype(x.dtype, np.complexfloating):
-            raise TypeError("a must be an array of real numbers")
         if scale != 1:
             qv = np.true_divide(qv, scale)
         if any_example(~((qv >= 0) & (qv <= 1))):
