@@ -59,7 +59,7 @@ from .dispatch import WRITES_FIRST_ARGUMENT, function_call
 from .foreign import PRIMITIVES
 from .levels import Level, active_levels, current_level
 from .registry import ALIASES
-from .tensor import BatchedTensor
+from .tensor import BatchedTensor, new_batched
 
 __all__ = ["LocalBuffer", "MAKERS", "LIKE_MAKERS", "plain_of", "enter", "leave"]
 
@@ -77,6 +77,22 @@ def _level_for_buffers() -> Level | None:
         if passing.buffers is False:
             passing.buffers = True  # made one: a Type/ValueError in the pass reruns (api)
     return level
+
+
+def batched_at_its_level(buffer: LocalBuffer, what: str) -> Any:
+    """``buffer`` made batched now, a copy of its contents per example of the passes that
+    made it (of a nested vmap's too: each outer example's inner pass makes its own), in place:
+    every name of it sees the batched value; as it is outside a pass."""
+    if _level_for_buffers() is None:
+        return buffer
+    levels = [lv for lv in active_levels() if lv.buffers is not None]
+    if any(lv.size is None for lv in levels):
+        return buffer
+    like = np.zeros(tuple(lv.size for lv in levels))
+    for lv in levels:
+        like = new_batched(like, 0, lv)
+    buffer._promote((like,), what)
+    return buffer
 
 
 def plain_of(x: Any) -> Any:

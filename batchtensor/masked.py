@@ -67,6 +67,7 @@ from numpy.lib.array_utils import normalize_axis_index, normalize_axis_tuple
 
 from . import conversions
 from .boxed import loop as _loop_module
+from .buffers import LocalBuffer, batched_at_its_level
 from .boxed.loop import loop_call
 from .config import config
 from .dispatch import truth_value
@@ -1837,10 +1838,23 @@ class _Intercepted:
 def _masked_new(cls, data=None, *args, **kwargs):
     """``MaskedArray.__new__`` while a vmap level is open (``np.ma.masked_array(x, ...)``,
     ``np.ma.MaskedArray(x, ...)``: the class itself, which no name swap can replace)."""
-    if current_level() is not None and config.intercept_numpy and (
-            _is_batched(data) or _first_batched(args, kwargs) is not None):
-        return _construct(_ORIGINAL_NEW, (cls, data) + args, kwargs)
+    if current_level() is not None and config.intercept_numpy:
+        if type(data) is LocalBuffer:
+            data = _batched_buffer(data)
+        if _is_batched(data) or _first_batched(args, kwargs) is not None:
+            return _construct(_ORIGINAL_NEW, (cls, data) + args, kwargs)
     return _ORIGINAL_NEW(cls, data, *args, **kwargs)
+
+
+def _batched_buffer(buffer: LocalBuffer) -> Any:
+    """A masked array over an array the function created (``ma.array(np.empty((n, m)),
+    mask=True)``, then ``out[k, :len(v)] = v``: scipy.stats.mstats' ``argstoarray``): each
+    example's masked array views its own new array, which a batched write will fill per
+    example. NumPy's masked array of the buffer's plain array would be one array for every
+    example, which no batched write can go into; so the buffer becomes batched first (a copy
+    per example, in place: every name of it sees the same memory), and the masked array views
+    that."""
+    return batched_at_its_level(buffer, "np.ma.array of an array the function created")
 
 
 def _example(x: BatchedMaskedArray, level: Level, i: int) -> Any:

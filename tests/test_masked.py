@@ -624,3 +624,36 @@ def test_a_batch_laid_out_backwards_stays_a_view():
     loop(f, theirs[::-1])
     np.testing.assert_array_equal(mine, theirs)
     assert (mine[:, 0] == 7.0).all()
+
+
+# ---- masked arrays over arrays the function created ------------------------------------------------
+def _filled_rows(x):
+    out = np.ma.array(np.empty((2, 6)), mask=True)  # as scipy.stats.mstats' argstoarray
+    out[0] = x
+    out[1, :3] = x[:3] * 2
+    return out
+
+
+def _through_the_buffer(x):
+    buf = np.zeros(6)
+    m = np.ma.array(buf)  # a view of buf: a write through m reaches buf, as in the loop
+    m[1:3] = x[1:3]
+    m[4] = np.ma.masked
+    return buf, m.mean()
+
+
+@pytest.mark.parametrize("f", [_filled_rows, _through_the_buffer])
+def test_a_masked_array_over_an_array_the_function_created(f):
+    vectorised(f, CLEAN)
+    got = bt.vmap(bt.vmap(f), fallback="error")(GRID)
+    assert_same_masked(got, nested_loop(f, GRID))
+
+
+def test_mstats_one_way_tests_run_vectorised():
+    mstats = pytest.importorskip("scipy.stats.mstats",
+                                 reason="SciPy is an optional test dependency")
+    f = lambda a, b, c: tuple(mstats.f_oneway(a, b, c)) + tuple(mstats.kruskal(a, b, c))  # noqa
+    a, b, c = RNG.normal(size=(3, 4, 8))
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", RuntimeWarning)
+        vectorised(f, a, b, c)
