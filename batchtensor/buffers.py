@@ -494,34 +494,8 @@ class _NumpyForTheFunction(types.ModuleType):
         return dir(np)
 
 
-#: NumPy functions of one array that code calls on a list of values (``np.min([p, 1 - p])``,
-#: ``np.sum([a * b, c])``): NumPy converts the list itself, in C, which a batched value in it
-#: refuses; in the function's module (and the modules learnt) the list is converted first, as
-#: NumPy would convert it (``np.asarray``, batched), and the function gets the array
-LIST_TAKERS = ("sum", "prod", "min", "max", "amin", "amax", "mean", "std", "var", "median",
-               "average", "any", "all", "argmin", "argmax", "ptp", "cumsum", "cumprod",
-               "nansum", "nanmean", "nanmin", "nanmax", "sort", "argsort", "transpose", "diff")
-
-
-def _list_taker(name: str) -> Any:
-    original = getattr(np, name)
-    asarray = conversions.replacement("asarray")
-
-    def call(a, *args, **kwargs):
-        if (type(a) is list or type(a) is tuple) and _batched_among(a, []):
-            a = asarray(a)
-        return original(a, *args, **kwargs)
-
-    call.__name__ = call.__qualname__ = name
-    call.__doc__ = original.__doc__
-    call.__wrapped__ = original
-    ALIASES[call] = original
-    return call
-
-
 _STAND_IN = _NumpyForTheFunction("numpy", np.__doc__)
 _STAND_IN.__dict__.update({fn.__name__: fn for fn in _MAKERS.values()})
-_STAND_IN.__dict__.update({name: _list_taker(name) for name in LIST_TAKERS})
 _STAND_IN.__dict__.update(__file__=np.__file__, __path__=np.__path__, __spec__=np.__spec__,
                           __version__=np.__version__)
 

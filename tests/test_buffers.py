@@ -522,28 +522,3 @@ def test_learnt_modules_on_threads():
 
     on_threads(run)
     assert waveforms.asarray is np.asarray and conversions.pristine()
-
-
-# ---- NumPy functions of one array called on a list of values ------------------------------------
-LIST_CALLS = {
-    "np.min of a list": lambda x: np.min([x[0], 1.0 - x[1]]),
-    "np.sum of a list, axis": lambda x: np.sum([x, x * 2.0], axis=0),
-    "np.mean of a tuple with a plain value": lambda x: np.mean((x[0], 3.0, x[2])),
-    "np.transpose of a list of rows": lambda x: np.transpose([x, -x]),
-    "np.median of a nested list": lambda x: np.median([[x[0], x[1]], [x[2], 0.5]], axis=1),
-    "np.diff of a list": lambda x: np.diff([x[2], x[0], x[1]]),
-}
-
-
-@pytest.mark.parametrize("name", sorted(LIST_CALLS))
-def test_a_list_of_batched_values_is_converted_as_numpy_converts_it(name):
-    """NumPy converts the list in C, where a batched value refuses: the function's module
-    converts it first (batched), as NumPy would, and the function runs on the array."""
-    vectorised(LIST_CALLS[name], X)
-    assert module_is_pristine()
-
-
-def test_a_list_of_plain_values_is_numpys_own():
-    f = lambda x: x * np.sum([1.0, 2.0]) + np.min((3.0, x[0]))  # noqa: E731
-    vectorised(f, X)
-    assert module_is_pristine() and globals()["np"] is np
