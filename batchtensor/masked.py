@@ -1020,15 +1020,17 @@ def _inplace_operator(name: str) -> Callable:
     return inplace
 
 
-_SYMBOLS = {"add": "+", "sub": "-", "mul": "*", "truediv": "/", "floordiv": "//", "mod": "%"}
+_SYMBOLS = {"add": "+", "sub": "-", "mul": "*", "truediv": "/", "floordiv": "//", "mod": "%",
+            "pow": "**"}
 _OPERATORS = {"add": np.ma.add, "sub": np.ma.subtract, "mul": np.ma.multiply,
               "truediv": np.ma.true_divide, "floordiv": np.ma.floor_divide,
               "mod": np.ma.remainder, "pow": np.ma.power}
 for _name, _fn in _OPERATORS.items():
     setattr(BatchedMaskedArray, f"__{_name}__", _binary_operator(_fn))
     setattr(BatchedMaskedArray, f"__r{_name}__", _binary_operator(_fn, reflected=True))
-    if _name != "pow":
-        setattr(BatchedMaskedArray, f"__i{_name}__", _inplace_operator(_name))
+    # (without __ipow__, Python would run ``x = x ** y``: a new array, where each example's
+    # ``**=`` writes into its own, which other names of it see)
+    setattr(BatchedMaskedArray, f"__i{_name}__", _inplace_operator(_name))
 for _name, _op in {"eq": operator.eq, "ne": operator.ne, "lt": operator.lt, "le": operator.le,
                    "gt": operator.gt, "ge": operator.ge, "and": operator.and_,
                    "or": operator.or_, "xor": operator.xor}.items():
@@ -1733,6 +1735,42 @@ def _corrcoef(original: Any, args: tuple, kwargs: dict) -> Any:
     return corr
 
 
+def _allclose(original: Any, args: tuple, kwargs: dict) -> Any:
+    """``np.ma.allclose(a, b)``: per example one bool, as numpy.ma decides it: infinities in
+    the same places and equal there, every other pair close (``masked_equal``: what a masked
+    pair counts as)."""
+    sig = _SIGNATURES.setdefault(original, inspect.signature(original))
+    p = sig.bind(*args, **kwargs).arguments
+    a, b = p.get("a"), p.get("b")
+    masked_equal, rtol, atol = p.get("masked_equal", True), p.get("rtol", 1e-5), \
+        p.get("atol", 1e-8)
+    if _first_batched((), {"me": masked_equal, "r": rtol, "t": atol}) is not None or any(
+            type(v) is Ragged or (type(v) is BatchedMaskedArray and v._scalar) for v in (a, b)):
+        return _per_example(original, args, kwargs)
+    levels = _level_of((a, b))
+    x, y = np.ma.asanyarray(a), np.ma.asanyarray(b)
+    dtype = np.result_type(y.dtype, 1.0)
+    if y.dtype != dtype:
+        y = y.astype(dtype)
+    px, py = _aligned((x, y), levels, "allclose")
+    full = np.broadcast_shapes(np.shape(px), np.shape(py))
+    nb = len(levels)
+    if len(full) < nb:  # (two 0-d plain values: the loop's own answer)
+        return _per_example(original, args, kwargs, levels)
+    mask = np.broadcast_to(np.ma.getmaskarray(px) | np.ma.getmaskarray(py), full)
+    dx, dy = np.broadcast_to(np.ma.getdata(px), full), np.broadcast_to(np.ma.getdata(py), full)
+    with np.errstate(invalid="ignore", over="ignore"):
+        xinf = np.isinf(dx) & ~mask  # (numpy.ma: x's infinities under both masks, y's under
+        yinf = np.isinf(dy) & ~np.broadcast_to(np.ma.getmaskarray(py), full)  # its own)
+        close = np.where(mask, bool(masked_equal),
+                         np.where(xinf, dx == dy,
+                                  np.absolute(dx - dy) <= atol + rtol * np.absolute(dy)))
+    axes = tuple(range(nb, len(full)))
+    same_infs = np.all(xinf == yinf, axis=axes)
+    record(original, Path.RULE)
+    return _batched(np.asarray(same_infs & np.all(close, axis=axes)), levels)
+
+
 def _frommethod_name(fn: Any) -> str | None:
     """The method name of ``numpy.ma``'s functions made from methods (``np.ma.sum``)."""
     code = getattr(fn, "__code__", None)
@@ -1779,6 +1817,7 @@ _HANDLERS: dict[str, Callable] = {
     "isMaskedArray": _as_it_is, "isMA": _as_it_is, "isarray": _as_it_is,
     "compressed": _via_method("compressed"),
     "concatenate": _concatenate, "dot": _dot, "cov": _cov, "corrcoef": _corrcoef,
+    "allclose": _allclose,
     "stack": _joining(np.stack), "hstack": _joining(np.hstack), "vstack": _joining(np.vstack),
     "row_stack": _joining(np.vstack), "column_stack": _joining(np.column_stack),
     "dstack": _joining(np.dstack),

@@ -129,7 +129,18 @@ PATTERNS = {
         np.ma.column_stack([np.ma.masked_invalid(x), x]),
         np.ma.vstack([np.ma.masked_invalid(x), np.ones(6)])),
     "diagonal": lambda x: np.ma.diagonal(np.ma.masked_invalid(x[:4].reshape(2, 2))),
+    "allclose": lambda x: (np.ma.allclose(np.ma.masked_invalid(x), np.ma.masked_invalid(x) + 1e-9),
+                           np.ma.allclose(np.ma.masked_invalid(x), x * 1.1),
+                           np.ma.allclose(np.ma.masked_invalid(x), 0.0, masked_equal=False)),
+    "allclose with infinities": lambda x: np.ma.allclose(x, np.where(np.isinf(x), x, x + 1e-12)),
+    "**= writes in place": lambda x: _ipow(np.ma.masked_invalid(x)),
 }
+
+
+def _ipow(m):
+    alias = m  # each example's m **= 2 writes into its own array, which alias sees
+    m **= 2
+    return alias
 
 
 def _set(m, key, value):
