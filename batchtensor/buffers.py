@@ -54,6 +54,7 @@ from typing import Any
 import numpy as np
 
 from . import conversions
+from .boxed.loop import running_examples
 from .config import config
 from .dispatch import WRITES_FIRST_ARGUMENT, function_call
 from .foreign import PRIMITIVES
@@ -83,7 +84,7 @@ def batched_at_its_level(buffer: LocalBuffer, what: str) -> Any:
     """``buffer`` made batched now, a copy of its contents per example of the passes that
     made it (of a nested vmap's too: each outer example's inner pass makes its own), in place:
     every name of it sees the batched value; as it is outside a pass."""
-    if _level_for_buffers() is None:
+    if _level_for_buffers() is None or running_examples():  # (the per-op loop: one example's)
         return buffer
     levels = [lv for lv in active_levels() if lv.buffers is not None]
     if any(lv.size is None for lv in levels):

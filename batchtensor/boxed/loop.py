@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import threading
 import warnings
 from typing import Any
 
@@ -16,9 +17,21 @@ from ..registry import op_name, slots
 from ..plumbing import innermost
 from ..tensor import BatchedTensor, new_batched
 
-__all__ = ["loop_call", "reset_warnings"]
+__all__ = ["loop_call", "reset_warnings", "running_examples"]
 
 _warned: set = set()
+
+
+class _Running(threading.local):
+    depth = 0  # per-op loops running on this thread (their calls are one example's each)
+
+
+_running = _Running()
+
+
+def running_examples() -> bool:
+    """Whether this thread is inside the per-op loop: the code running is one example's."""
+    return _running.depth > 0
 
 #: batched types besides BatchedTensor (``masked.py``'s): type -> ``example(x, level, i)``;
 #: each has ``_level`` and ``batch_size``
@@ -126,6 +139,7 @@ def loop_call(op, args: tuple, kwargs: dict, level) -> Any:
     sources: dict = {}
     frozen = _freeze_unbatched((args, kwargs), level)
     at = getattr(op, "__name__", None) == "at" and type(getattr(op, "__self__", None)) is np.ufunc
+    _running.depth += 1
     try:
         for i in range(n):
             sources.clear()
@@ -147,6 +161,7 @@ def loop_call(op, args: tuple, kwargs: dict, level) -> Any:
             ) from e
         raise
     finally:
+        _running.depth -= 1
         for arr in frozen:
             arr.flags.writeable = True
     return stack_results(results, level, name)
