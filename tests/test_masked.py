@@ -668,3 +668,25 @@ def test_mstats_one_way_tests_run_vectorised():
     with warnings.catch_warnings():
         warnings.simplefilter("ignore", RuntimeWarning)
         vectorised(f, a, b, c)
+
+
+def _ranks_by_row(x):
+    def rank1d(row):  # one example's row: the per-op loop runs np.ma.apply_along_axis
+        rk = np.empty(row.size)  # an array created there, that example's (scipy's _rank1d)
+        m = np.ma.array(rk)
+        m[:] = row.argsort()
+        return rk
+    return np.ma.apply_along_axis(rank1d, 1, np.ma.masked_invalid(x.reshape(2, 3)))
+
+
+def test_a_masked_array_over_a_created_array_in_the_per_op_loop_is_one_examples():
+    # made batched there, the array would reach NumPy's own apply_along_axis, which writes it
+    # into a plain array (a conversion, and a rerun): it stays the one example's
+    with warnings.catch_warnings(record=True) as seen:
+        warnings.simplefilter("always")
+        assert_same_masked(bt.vmap(_ranks_by_row)(XS), loop(_ranks_by_row, XS))
+    assert not [w for w in seen if "reruns once per example" in str(w.message)]
+    with warnings.catch_warnings():  # (nested, the row is the outer level's: a rerun there)
+        warnings.simplefilter("ignore", bt.PerformanceWarning)
+        assert_same_masked(bt.vmap(bt.vmap(_ranks_by_row))(GRID),
+                           nested_loop(_ranks_by_row, GRID))
