@@ -539,7 +539,7 @@ class VmapFunction:
         level.group_pass = group_pass
         conversions.enter()
         module = buffers.enter(self._module)
-        learnt = [buffers.enter(g) for g in self._learnt] if self._learnt else ()
+        learnt = [buffers.enter(g, whole=False) for g in self._learnt] if self._learnt else ()
         if first is not None:
             level.watches_writes = True
             first.append(level)
@@ -562,7 +562,7 @@ class VmapFunction:
                 group_pass.close()
             close_level(level)
             for g in learnt:
-                buffers.leave(g)
+                buffers.leave(g, whole=False)
             buffers.leave(module)
             conversions.leave()
 

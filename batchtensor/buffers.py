@@ -602,13 +602,16 @@ def intercept_namespaces() -> None:
 conversions.on_new_modules.append(intercept_namespaces)
 
 
-def enter(g: dict | None) -> dict | None:
+def enter(g: dict | None, whole: bool = True) -> dict | None:
     """A vmap pass of a function of the module with globals ``g`` (``module_of``) starts: its
     names for NumPy become the stand-in's, and its names for NumPy's conversion functions the
-    conversions'. Returns what ``leave`` takes."""
+    conversions'. ``whole=False`` (a module the function calls into, ``learn_from``): the
+    names bound to NumPy's functions only, not the name of the ``numpy`` module, whose
+    stand-in is not ``numpy`` (``xp is np`` there would change its answer). Returns what
+    ``leave`` takes (with the same ``whole``)."""
     if g is None or not config.intercept_numpy:
         return None
-    key = id(g)
+    key = id(g) if whole else -id(g)
     _lock.acquire()
     try:
         entry = _swapped.get(key)
@@ -617,7 +620,7 @@ def enter(g: dict | None) -> dict | None:
             if len(PRIMITIVES) != _primitives_seen:  # rules loaded since: learn modules anew
                 _bound.clear()
                 _primitives_seen = len(PRIMITIVES)
-            size, swaps = _bound.get(key, (None, None))
+            size, swaps = _bound.get(id(g), (None, None))
             # learnt once per module and learnt again where the module has gained names since
             # (a script or notebook that imports as it goes) or rebound one of those names
             if size != len(g) or any(g.get(n) is not v for n, v, _ in swaps):
@@ -625,7 +628,9 @@ def enter(g: dict | None) -> dict | None:
                 names = [n for n, v in list(g.items()) if _stand_in_for(v) is not None]
                 swaps = [(n, v, _stand_in_for(v)) for n, v in ((n, g.get(n)) for n in names)]
                 swaps = tuple(t for t in swaps if t[2] is not None)
-                _bound[key] = (size, swaps)
+                _bound[id(g)] = (size, swaps)
+            if not whole:
+                swaps = tuple(t for t in swaps if t[1] is not np)
             if not swaps:
                 return None
             for n, _, stand_in in swaps:
@@ -678,9 +683,11 @@ def learn_from(exc: BaseException, learnt: list, own: dict | None) -> bool:
     """Whether ``exc``, a refused conversion, happened in code whose module (not NumPy's,
     batchtensor's, or ``own``, the function's, swapped already) bound one of NumPy's
     conversion functions by name and names it on that line, or indexed a plain array there
-    (``out[i] = x``, ``out[idx] = v``, ``w[idx]``) and binds NumPy or its buffer makers: then that module joins ``learnt`` and a new pass
-    may get past it (where that was not it, the new pass fails alike and reruns: one pass
-    more, once)."""
+    (``out[i] = x``, ``out[idx] = v``, ``w[idx]``) and bound NumPy's buffer makers by name
+    (``from numpy import zeros``): then that module joins ``learnt`` and a new pass may get
+    past it (where that was not it, the new pass fails alike and reruns: one pass more,
+    once). Its ``np`` stays ``numpy`` (``enter(g, whole=False)``), so an array made there
+    by ``np.zeros`` is no buffer."""
     tb = exc.__traceback__ or getattr(exc.__cause__, "__traceback__", None)
     frame = lineno = lasti = None
     while tb is not None:  # the innermost frame outside NumPy and batchtensor
@@ -696,9 +703,9 @@ def learn_from(exc: BaseException, learnt: list, own: dict | None) -> bool:
     code = frame.f_code.co_code
     if _is_store(exc) or (0 <= lasti < len(code) and code[lasti] in _SUBSCRIPTS):
         # out[i] = x into a plain array, plain[idx] with a batched index: where the array was
-        # made in this module (np.zeros(n)), a new pass makes it a buffer, as the function's
-        # own module does
-        if not any(_stand_in_for(v) is not None for v in list(g.values())):
+        # made in this module by a maker bound by name (zeros(n)), a new pass makes it a
+        # buffer, as the function's own module does
+        if not any(v is not np and _stand_in_for(v) is not None for v in list(g.values())):
             return False
     else:
         converters = _converters()
@@ -712,16 +719,19 @@ def learn_from(exc: BaseException, learnt: list, own: dict | None) -> bool:
     return True
 
 
-def leave(g: dict | None) -> None:
-    """The pass ends: the last one on this module puts its names back."""
+def leave(g: dict | None, whole: bool = True) -> None:
+    """The pass ends: the last one on this module puts its names back. (A pass entering the
+    module whole and one entering its function names only swap apart: where one puts a name
+    back while the other runs, the other meets NumPy's own there, which converts: a rerun.)"""
     if g is None:
         return
+    key = id(g) if whole else -id(g)
     _lock.acquire()
     try:
-        entry = _swapped[id(g)]
+        entry = _swapped[key]
         entry[0] -= 1
         if entry[0] == 0:
-            del _swapped[id(g)]
+            del _swapped[key]
             for n, original, stand_in in entry[1]:
                 if g.get(n) is stand_in:  # unless the function rebound it
                     g[n] = original

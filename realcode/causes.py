@@ -102,10 +102,10 @@ CAUSES = [
           "with a plain shape",
           "The library allocates its result with `np.empty(n)` / `np.zeros((n, m))` (not "
           "from a batched value) and fills it by indexing, where vmap does not make it a "
-          "buffer (batched at the first batched write): a module the function calls into "
-          "is learnt at the first such write and its arrays are buffers in the next pass "
-          "(`buffers.learn_from`); a run still here made the array where no module can be "
-          "learnt (another module than the write's, or a namespace that is NumPy itself). "
+          "buffer (batched at the first batched write): in a module other than the "
+          "function's own (a module it calls into is learnt only for NumPy's functions it "
+          "bound by name, `zeros(n)`; its `np` stays `numpy`), or through a namespace that "
+          "is NumPy itself (array-api-compat's `clip`: `array_namespace(x).empty(...)`). "
           "The write raises a conversion error and the function reruns.",
           r"cannot write a batched value or index into"),
     Cause("bound-asarray", "`asarray` bound at import (`from numpy import asarray`)",

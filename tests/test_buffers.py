@@ -473,18 +473,37 @@ def test_learning_runs_the_function_again_from_the_callers_values_and_draws():
     np.testing.assert_array_equal(second_x, want_x)
 
 
-def test_a_library_module_that_fills_its_own_plain_array_is_learnt():
-    """``scipy.linalg.companion`` makes ``c = np.zeros(...)`` in its own module and writes a
-    batched row into it (``c[..., 0, :] = first_row``): a plain array there, so the first pass
-    fails; the module is learnt, and in the new pass its ``np.zeros`` makes a buffer."""
-    special = pytest.importorskip("scipy.linalg._special_matrices",
-                                  reason="SciPy is an optional test dependency")
-    f = lambda a: special.companion(a * 2.0) @ np.ones(3)  # noqa: E731
-    a = RNG.normal(size=(5, 4)) + 3.0
-    vectorised(f, a)
-    vectorised(f, a.T, in_axes=1)
-    assert any(g is vars(special) for g in buffers.learnt_modules(f))
-    assert special.np is np and conversions.pristine()
+def test_a_learnt_module_keeps_numpy_itself(tmp_path, monkeypatch):
+    """A learnt module's names for NumPy's functions are swapped, not its name for the
+    ``numpy`` module: the stand-in is not ``numpy``, and ``xp is np`` there would change its
+    answer. So an array it makes with ``np.zeros`` stays plain (a write of a batched value
+    into it reruns, as ``scipy.linalg.companion``'s), and one made by ``zeros`` bound by name
+    (``scipy.signal``'s waveforms) is a buffer."""
+    (tmp_path / "asks_for_numpy.py").write_text(
+        "import numpy as np\n"
+        "from numpy import asarray, zeros\n"
+        "def f(x):\n"
+        "    y = asarray(x)\n"
+        "    out = zeros(2)\n"
+        "    out[0] = y.sum()\n"
+        "    out[1] = 1.0 if y.__array_namespace__() is np else -1.0\n"
+        "    return out\n"
+        "def g(x):\n"
+        "    c = np.zeros(3)\n"
+        "    c[0] = x.sum()\n"
+        "    return c\n")
+    monkeypatch.syspath_prepend(str(tmp_path))
+    import asks_for_numpy
+
+    f = lambda x: asks_for_numpy.f(x) * 1.0  # noqa: E731
+    got = vectorised(f, X)
+    assert (got[:, 1] == 1.0).all()
+    assert any(m is vars(asks_for_numpy) for m in buffers.learnt_modules(f))
+    g = lambda x: asks_for_numpy.g(x) + 0.0  # noqa: E731
+    with pytest.warns(bt.PerformanceWarning, match="reruns once per example"):
+        assert_same(bt.vmap(g)(X), loop_vmap(g)(X))
+    assert asks_for_numpy.np is np and asks_for_numpy.zeros is np.zeros
+    assert conversions.pristine()
 
 
 def test_a_name_on_the_line_that_did_not_convert_costs_one_pass_and_reruns(tmp_path,
