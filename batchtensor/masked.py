@@ -77,8 +77,8 @@ from .plumbing import innermost
 from .registry import Path, record, slots
 from .rules._helpers import move_bdim_to_front
 from .rules.ragged import Ragged
-from .tensor import (VIEW_AS_MASKED, AttributeOp, BatchedTensor, MethodOp, new_batched,
-                     scalar_per_example)
+from .tensor import (VIEW_AS_MASKED, AttributeOp, BatchedTensor, MethodOp, batch_axes_in_front,
+                     new_batched, scalar_per_example)
 
 __all__ = ["BatchedMaskedArray", "is_masked_batch"]
 
@@ -129,11 +129,11 @@ def _levels_of(v: Any) -> Levels:
     if t is BatchedMaskedArray:
         return v._levels
     if t is BatchedTensor:
-        found = []
-        while type(v) is BatchedTensor:  # a BatchedTensor of an inner level wraps the outer's
-            found.append(v._level)
+        levels = []
+        while type(v) is BatchedTensor:  # (the levels alone: no view made)
+            levels.append(v._level)
             v = v._value
-        return tuple(reversed(found))
+        return tuple(reversed(levels))
     return ()
 
 
@@ -182,17 +182,10 @@ def _unwrapped(v: BatchedTensor, what: str) -> Any:
         if not isinstance(p, np.ndarray):
             raise _not_numpy(what, v._level)
         return move_bdim_to_front(p, v._bdim)
-    chain = []
-    while type(v) is BatchedTensor:
-        chain.append(v)
-        v = v._value
-    if not isinstance(v, np.ndarray):
-        raise _not_numpy(what, chain[0]._level)
-    for k, t in enumerate(reversed(chain)):
-        # (an inner level's batch axis is an axis of the outer level's example: after the
-        # k outer batch axes in front)
-        v = np.moveaxis(v, k + t._bdim, k)
-    return v
+    p = batch_axes_in_front(v)[0]
+    if not isinstance(p, np.ndarray):
+        raise _not_numpy(what, v._level)
+    return p
 
 
 def _physical(v: Any, levels: Levels, what: str) -> Any:

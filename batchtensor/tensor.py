@@ -30,7 +30,7 @@ from .levels import Level, current_level
 from .registry import ALIASES, RECORDERS, Path, defers_to_us, record, slots
 
 __all__ = ["BatchedTensor", "new_batched", "is_plain_array", "returned_scalar", "take_returned", "enter", "scalar_per_example",
-           "plain_array", "reshape_view", "transpose_view", "ints_or_sequence",
+           "plain_array", "reshape_view", "transpose_view", "ints_or_sequence", "batch_axes_in_front",
            "ndarray_transpose", "ndarray_astype",
            "ndarray_fill", "MethodOp", "AttributeOp", "FlatIter", "NOT_PER_EXAMPLE",
            "CONVERSIONS", "ndarray_view", "ndarray_byteswap", "ndarray_getfield",
@@ -400,16 +400,10 @@ class BatchedTensor:
         converts at the outer level (which may find a common value there too, or rerun)."""
         if self.ndim != 0:
             return None
-        chain = [self]
-        phys = self._value
-        while type(phys) is BatchedTensor:
-            chain.append(phys)
-            phys = phys._value
+        phys, levels = batch_axes_in_front(self)
         if type(phys) is not np.ndarray:
             return None
-        for k, t in enumerate(reversed(chain)):  # every level's batch axis in front
-            phys = np.moveaxis(phys, k + t._bdim, k)
-        axis = len(chain) - 1  # this level's, after the outer ones
+        axis = len(levels) - 1  # this level's, after the outer ones
         if phys.shape[axis] < 2:
             return None
         active = self._active_examples()
@@ -1011,6 +1005,21 @@ def _getitem_with_ellipsis_or_none(x: BatchedTensor, key: tuple) -> BatchedTenso
     if res._value.ndim == 1:
         res._array0d = True  # x[0, ...] of a 1-d example: a 0-d array, written in place
     return res
+
+
+def batch_axes_in_front(t: BatchedTensor) -> tuple:
+    """``(physical, levels)``: the physical array under ``t``'s levels with the batch axis of
+    each in front, outermost first (views), and those levels in that order."""
+    chain = []
+    while type(t) is BatchedTensor:  # a BatchedTensor of an inner level wraps the outer's
+        chain.append(t)
+        t = t._value
+    phys = t
+    for k, c in enumerate(reversed(chain)):
+        # (an inner level's batch axis is an axis of the outer level's example: after the k
+        # outer batch axes in front)
+        phys = np.moveaxis(phys, k + c._bdim, k)
+    return phys, tuple(c._level for c in reversed(chain))
 
 
 def _all_same(v: np.ndarray, first: Any) -> bool:
