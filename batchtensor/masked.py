@@ -1728,6 +1728,22 @@ def _corrcoef(original: Any, args: tuple, kwargs: dict) -> Any:
     return corr
 
 
+def _masks_fit(a: Any, b: Any) -> bool:
+    """Whether numpy.ma's allclose masks ``a`` with a mask of ``a``'s shape: ``b`` of the same
+    shape, or without a mask and broadcasting to ``a``'s (of other shapes numpy.ma masks one
+    array with the other's mask, which broadcasts or raises: once per example)."""
+    sa, sb = tuple(np.shape(a)), tuple(np.shape(b))
+    if sa == sb:
+        return True
+    unmasked = not isinstance(b, _MA) or (type(b) is BatchedMaskedArray and
+                                           b._ma._mask is _NOMASK) or \
+        (type(b) is _MA and b._mask is _NOMASK)
+    try:
+        return unmasked and np.broadcast_shapes(sa, sb) == sa
+    except ValueError:
+        return False
+
+
 def _allclose(original: Any, args: tuple, kwargs: dict) -> Any:
     """``np.ma.allclose(a, b)``: per example one bool, as numpy.ma decides it: infinities in
     the same places and equal there, every other pair close (``masked_equal``: what a masked
@@ -1738,7 +1754,8 @@ def _allclose(original: Any, args: tuple, kwargs: dict) -> Any:
     masked_equal, rtol, atol = p.get("masked_equal", True), p.get("rtol", 1e-5), \
         p.get("atol", 1e-8)
     if _first_batched((), {"me": masked_equal, "r": rtol, "t": atol}) is not None or any(
-            type(v) is Ragged or (type(v) is BatchedMaskedArray and v._scalar) for v in (a, b)):
+            type(v) is Ragged or (type(v) is BatchedMaskedArray and v._scalar) for v in (a, b)) \
+            or not _masks_fit(a, b):
         return _per_example(original, args, kwargs)
     levels = _level_of((a, b))
     x, y = np.ma.asanyarray(a), np.ma.asanyarray(b)

@@ -695,3 +695,30 @@ def test_a_masked_array_over_a_created_array_in_the_per_op_loop_is_one_examples(
         warnings.simplefilter("ignore", bt.PerformanceWarning)
         assert_same_masked(bt.vmap(bt.vmap(_ranks_by_row))(GRID),
                            nested_loop(_ranks_by_row, GRID))
+
+
+def test_allclose_of_two_shapes_runs_per_example_as_numpy_ma_decides():
+    # numpy.ma masks one array with the other's mask: of two shapes it broadcasts or raises
+    f = lambda x: np.ma.allclose(np.ma.masked_invalid(x.reshape(2, 3)),  # noqa: E731
+                                 np.ma.masked_invalid(x[:3]))
+    with pytest.warns(bt.PerformanceWarning, match="once per example"):
+        reset_warnings()
+        got = bt.vmap(f)(XS)
+    np.testing.assert_array_equal(got, loop(f, XS))
+    # a second array without a mask broadcasts, as numpy.ma's arithmetic: vectorised
+    g = lambda x: np.ma.allclose(np.ma.masked_invalid(x.reshape(2, 3)), x[:3])  # noqa: E731
+    np.testing.assert_array_equal(bt.vmap(g, fallback="error")(XS), loop(g, XS))
+
+
+def test_may_share_memory_of_masked_batches_asks_their_data():
+    def f(x):
+        m = np.ma.masked_invalid(x)
+        v = m[1:]
+        return (np.may_share_memory(m, v), np.shares_memory(m, np.ma.copy(m)),
+                np.may_share_memory(m, x))
+
+    want = f(XS[0])
+    assert want == (True, False, False)  # (every example answers alike)
+    for got in (bt.vmap(f, fallback="error")(XS), bt.vmap(bt.vmap(f), fallback="error")(GRID)):
+        for g, w in zip(got, want):
+            assert np.all(np.asarray(g) == w), (got, want)
