@@ -211,6 +211,13 @@ _DATA_SHAPE_OPS = ("nonzero", "ndarray.nonzero", "argwhere", "flatnonzero", "uni
                    "operator.contains", "operator.round", "operator.round.errors", "polymul",
                    "polydiv", "linalg.eig", "linalg.eigvals", "ndarray.compress",
                    "ndarray.nonzero", "ndarray.repeat")
+#: numpy.ma reductions: where every element of an example is masked they return the masked
+#: constant, which is float64 whatever the data's dtype (float32 data gives float32 otherwise),
+#: so with no example the dtype has no value to come from
+_DATA_SHAPE_OPS += tuple(f"ma.MaskedArray.{r}" for r in (
+    "sum", "prod", "mean", "var", "std", "min", "max", "ptp", "all", "any")) + (
+    "ma.sum", "ma.std ddof=1", "ma.median", "ma.average", "ma.average weights", "ma.add.reduce",
+    "ma.minimum.reduce")
 
 #: ops whose samples meet a precondition NumPy does not check (a sorted `a`, an increasing
 #: `xp`): another value in their place gives an undefined answer; LAPACK's (linalg, roots,

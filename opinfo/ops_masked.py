@@ -82,6 +82,16 @@ def _binary_samples(rng, dtype, vmap_error=None):
                _mask(rng, (2,))), "size 0")
 
 
+def _same_shape_samples(rng, dtype):
+    """Two masked arrays of one shape (of two shapes, numpy.ma's allclose masks one with the
+    other's mask or raises: once per example, tests/test_masked.py)."""
+    for shape, name in _SHAPES:
+        x = _data(rng, shape, dtype)
+        yield SampleInput((x, _mask(rng, shape), np.where(rng.random(shape) < 0.5, x,
+                                                          _data(rng, shape, dtype)),
+                           _mask(rng, shape)), {}, name)
+
+
 _PLAIN_LEFT = ("a plain masked array on the left of a batched one: numpy.ma's own operator "
                "runs, which asks whether anything is masked (a ControlFlowError with "
                "fallback='error', groups otherwise: tests/test_masked.py)")
@@ -313,10 +323,24 @@ OPS += [
     _entry("ma.concatenate", lambda x, m: _out(np.ma.concatenate([_masked(x, m), x], axis=-1)),
            _unary_samples(shapes=_MATRICES + [((6,), "1-d")]), np.ma.concatenate),
 ]
+OPS += [
+    _entry("ma.allclose", lambda x, m, y, n: np.ma.allclose(_masked(x, m), _masked(y, n)),
+           _same_shape_samples, np.ma.allclose),
+    _entry("ma.allclose of itself", lambda x, m: np.ma.allclose(_masked(x, m), x + 1e-9),
+           _unary_samples(), np.ma.allclose),
+    _entry("ma **= in place", lambda x, m: _out(_ipow(_masked(x, m))),
+           _unary_samples(vmap_error=_SHARED), MA.__ipow__),
+]
 for _name in ("stack", "hstack", "vstack", "column_stack", "dstack"):
     _fn = getattr(np.ma, _name)
     OPS.append(_entry(f"ma.{_name}", lambda x, m, _fn=_fn: _out(_fn([_masked(x, m), x])),
                       _unary_samples(shapes=_SHAPES[:3] + _SHAPES[4:]), _fn))
+
+
+def _ipow(a):
+    b = a  # another name of the same array: it sees the write
+    a **= 2
+    return b
 
 
 def _set(a, key, value):

@@ -1143,3 +1143,31 @@ def test_filled_without_masked_elements_is_the_data():
     xs, ms = np.ones((2, 3)), np.zeros((2, 3), bool)
     got = bt.vmap(f, fallback="error")(xs.copy(), ms)
     np.testing.assert_array_equal(got, np.stack([f(x, m) for x, m in zip(xs.copy(), ms)]))
+
+
+# scipy.signal.lfilter of an FIR filter (a == [1.0]) goes through np.apply_along_axis, which
+# refuses a batch of no example; the loop over no example gives an empty result.
+@pytest.mark.parametrize("chunk_size", [None, 3])
+def test_fir_lfilter_of_no_example(chunk_size):
+    signal = pytest.importorskip("scipy.signal", reason="the rule is for scipy.signal")
+    x = np.zeros((0, 8), np.float32)
+    f = lambda v: signal.lfilter([1.0, 2.0], [1.0], v)  # noqa: E731
+    got = bt.vmap(f, chunk_size=chunk_size, fallback="error")(x)
+    one = f(np.zeros(8, np.float32))
+    assert got.shape == (0, 8) and got.dtype == one.dtype
+
+
+# np.put_along_axis(axis=None) into a value made inside f, in nested vmaps of no example: the
+# dry run that lets NumPy raise its own errors took the empty batch's strides for a layout that
+# is not C contiguous, and NumPy refuses to write through the flat copy of such an example.
+def test_put_along_axis_flat_into_a_new_value_of_no_example():
+    def f(a, b, i, v):
+        c = np.hstack([a, b])
+        np.put_along_axis(c, i, v, None)
+        return c
+
+    a, b = np.zeros((0, 0, 3), np.int32), np.zeros((3, 0, 0), np.int32)
+    i, v = np.zeros((0, 3, 0), np.int64), np.zeros((3, 0), np.int32)[::-1]
+    inner = bt.vmap(f, in_axes=(0, 1, -2, None), chunk_size=1)
+    got = bt.vmap(inner, in_axes=(0, 2, 2, 1), chunk_size=3)(a, b, i, v)
+    assert got.shape == (0, 0, 6) and got.dtype == np.int32

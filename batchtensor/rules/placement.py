@@ -87,7 +87,10 @@ def _target_example(x, bdim):
     ex = _example(x, bdim)
     # (an unbatched target: the dry run comes before the shared-target error)
     strides = example_strides(x, bdim) if bdim is not None else getattr(x, "strides", None)
-    if strides is not None and not is_contiguous(ex.shape, strides, ex.itemsize, False):
+    # (a batch of no example has no strides to read an example's layout from: the loop's
+    # fresh examples are C contiguous)
+    if strides is not None and innermost(x).size \
+            and not is_contiguous(ex.shape, strides, ex.itemsize, False):
         ex = np.zeros(ex.shape + (2,), ex.dtype)[..., 0]
     flags = getattr(innermost(x), "flags", None)
     if flags is not None and not flags.writeable:

@@ -26,9 +26,13 @@ def _size(x, x_bdim, zi, zi_bdim):
 def lfilter_rule(b, a, x, x_bdim, axis=-1, zi=None, zi_bdim=None):
     size = _size(x, x_bdim, zi, zi_bdim)
     ax = front_axis(axis, logical_rank(x, x_bdim))
-    x = front(x, x_bdim, size)
     if zi is None:
-        return lfilter(b, a, x, ax), 0
+        # (an FIR filter goes through np.apply_along_axis, which refuses a batch of size 0)
+        empty = no_examples(x, x_bdim, lambda e: lfilter(b, a, e, axis))
+        if empty is not None:
+            return empty
+        return lfilter(b, a, front(x, x_bdim, size), ax), 0
+    x = front(x, x_bdim, size)
     y, zf = lfilter(b, a, x, ax, front(zi, zi_bdim, size))  # lfilter broadcasts zi's batch
     return (y, 0), (zf, 0)
 
