@@ -10,10 +10,18 @@ follows the ``randomness=`` of every enclosing vmap:
 - ``"same"``: one draw, shared by the examples of that level.
 
 Outside vmap the wrapper draws exactly what the wrapped NumPy Generator draws. Inside, draws
-come from a counter-based generator (Philox4x32-10, vectorised over the batch): the numbers of
-example ``i`` are a function of (seed, position of the draw in the function, ``i``), so they do
-not depend on the batch size, on ``chunk_size``, or on ``control_flow="loop"`` reruns. The
-arrays are created on the backend of the vmapped inputs (NumPy or CuPy) through NumPy-API calls.
+come from a counter-based generator, Philox4x64-10: the numbers of example ``i`` are a
+function of (seed, position of the draw in the function, ``i``), so they do not depend on the
+batch size, on ``chunk_size``, or on whole-function reruns. On NumPy the random words come
+from NumPy's compiled ``Philox`` (one call per draw: example ``i``'s words are a block of
+counters of its own); on another backend (CuPy) ``philox4x64`` computes the same words in
+NumPy-API calls there. Every ``numpy.random.Generator`` method is batch-aware: most are
+transforms of those words over the whole batch (Box-Muller normals, ``-log(1 - u)``
+exponentials, ...); the samplers whose rejection loops take a varying number of words per value
+(``PER_EXAMPLE``: gamma, poisson, ...) run NumPy's own sampler once per example, keyed by the
+example, and warn as the loop fallback does. The numbers are not those NumPy's Generator would
+draw for the same seed (its samplers consume words in their own order), but they follow the same
+laws.
 
 >>> import numpy as np, batchtensor as bt
 >>> rng = bt.random.default_rng(0)
@@ -27,43 +35,56 @@ from __future__ import annotations
 import math
 import operator
 import threading
-from typing import Any
+import warnings
+from typing import Any, Literal, Sequence, cast
 
 import numpy as np
+from numpy.typing import DTypeLike
 
 from .dispatch import function_call
-from .errors import BatchingError
+from .config import config
+from .diagnostics import user_stacklevel
+from .errors import BatchingError, PerformanceWarning
 from .levels import active_levels, current_session
-from .plumbing import innermost
+from .numpy_random import ORIGINALS
+from .plumbing import innermost, scan_level
 from .tensor import BatchedTensor, new_batched
 
-__all__ = ["Generator", "default_rng", "philox4x32"]
+_Size = int | Sequence[int] | None  # the shape of one example's draw
+
+__all__ = ["Generator", "default_rng", "philox4x64"]
 
 _MASK = 0xFFFFFFFF
-_M0, _M1 = 0xD2511F53, 0xCD9E8D57
-_W0, _W1 = 0x9E3779B9, 0xBB67AE85
+# Philox4x64-10's multipliers and key increments (the constants of NumPy's ``Philox``)
+_M0, _M1 = 0xD2E7470EE14C6C93, 0xCA5A826395121157
+_W0, _W1 = 0x9E3779B97F4A7C15, 0xBB67AE8584CAA73B
 _TAG = 0x62742D72  # "bt-r": separates the vmap streams from the wrapped generator's seed
 _BINOMIAL_BLOCK = 32  # trials per pass of binomial's sum of Bernoulli draws
+_2_53 = 1.0 / 9007199254740992.0
+# NumPy's own classes: while a vmap runs ``np.random``'s constructors are stand-ins that make
+# generators follow randomness= (numpy_random), which these per-example draws must bypass
+_PHILOX, _GENERATOR = ORIGINALS["Philox"], ORIGINALS["Generator"]
 
 
-def philox4x32(counter, key, rounds: int = 10):
-    """Philox4x32 (Salmon et al., SC'11) on uint64 arrays holding 32-bit words.
-
-    ``counter``: 4 arrays, ``key``: 2 arrays (broadcast together); returns 4 arrays.
+def philox4x64(counter: Any, key: Any, rounds: int = 10) -> Any:
+    """Philox4x64 (Salmon et al., SC'11), NumPy's ``Philox``, on uint64 arrays: 4 counter
+    words and 2 key words (broadcast together) to 4 random words, in NumPy-API calls (so on
+    any backend). ``np.random.Philox(key=k, counter=c)`` gives ``philox4x64(c + 1, k)`` first.
     """
-    c0, c1, c2, c3 = counter
-    k0, k1 = key
-    for r in range(rounds):
-        if r:
-            k0 = (k0 + _W0) & _MASK
-            k1 = (k1 + _W1) & _MASK
-        p0 = c0 * _M0
-        p1 = c2 * _M1
-        c0, c1, c2, c3 = (p1 >> 32) ^ c1 ^ k0, p1 & _MASK, (p0 >> 32) ^ c3 ^ k1, p0 & _MASK
+    c0, c1, c2, c3 = (np.asarray(c, dtype=np.uint64) if not hasattr(c, "dtype") else c
+                      for c in counter)
+    k0, k1 = (np.asarray(k, dtype=np.uint64) if not hasattr(k, "dtype") else k for k in key)
+    with np.errstate(over="ignore"):  # (a 0-d array's arithmetic gives NumPy scalars, which warn)
+        for r in range(rounds):
+            if r:
+                k0, k1 = k0 + np.uint64(_W0), k1 + np.uint64(_W1)
+            hi0, lo0 = _mulhi64(c0, _M0), c0 * np.uint64(_M0)
+            hi1, lo1 = _mulhi64(c2, _M1), c2 * np.uint64(_M1)
+            c0, c1, c2, c3 = hi1 ^ c1 ^ k0, lo1, hi0 ^ c3 ^ k1, lo0
     return c0, c1, c2, c3
 
 
-def _levels_of(x) -> list:
+def _levels_of(x: Any) -> list[Any]:
     out = []
     while type(x) is BatchedTensor:
         out.append(x._level)
@@ -71,30 +92,30 @@ def _levels_of(x) -> list:
     return out
 
 
-def _any(cond) -> bool:
+def _any(cond: Any) -> bool:
     """True if ``cond`` holds for any element of any example (no per-example control flow)."""
     return bool(np.any(innermost(cond)))
 
 
-def _shape(x) -> tuple:
+def _shape(x: Any) -> tuple[Any, ...]:
     if type(x) is BatchedTensor:
         return x.shape
     s = getattr(x, "shape", None)
     return tuple(s) if s is not None else np.shape(x)
 
 
-def _size_tuple(size) -> tuple | None:
+def _size_tuple(size: Any) -> tuple[Any, ...] | None:
     if size is None:
         return None
     if isinstance(size, (int, np.integer)):
         size = (size,)
-    size = tuple(operator.index(d) for d in size)
-    if any(d < 0 for d in size):
+    dims = tuple(operator.index(d) for d in size)
+    if any(d < 0 for d in dims):
         raise ValueError("negative dimensions are not allowed")
-    return size
+    return dims
 
 
-def _out_shape(method: str, size, *params) -> tuple:
+def _out_shape(method: str, size: Any, *params: Any) -> tuple[Any, ...]:
     """The per-example output shape: ``size``, or the parameters' broadcast shape."""
     shapes = [_shape(p) for p in params]
     try:
@@ -111,124 +132,221 @@ def _out_shape(method: str, size, *params) -> tuple:
     if not ok:
         raise ValueError(f"bt.random Generator.{method}: size={size} is not compatible with the "
                          f"parameters' shape {full} (they must broadcast to size)")
-    return size
+    return tuple(size)
 
 
-def _u53(hi, lo):
-    """A float64 in [0, 1) from two 32-bit words (53 random bits)."""
-    return ((hi >> 5) * 67108864.0 + (lo >> 6)) * (1.0 / 9007199254740992.0)
+def _u53(w: Any) -> Any:
+    """Float64s in [0, 1) from 64-bit words (their top 53 bits, as NumPy's ``random``)."""
+    # (through int64: converting uint64 to float64 is several times slower on x86)
+    return (w >> np.uint64(11)).view(np.int64) * _2_53
 
 
-def _mulhi64(raw, r):
+def _open01(w: Any) -> Any:
+    """Float64s in (0, 1) from 64-bit words (for logarithms of both u and 1 - u)."""
+    return ((w >> np.uint64(11)).view(np.int64) + 0.5) * _2_53
+
+
+_SMALL_RANGE = 2048  # (2**53 - 1) * r < 2**64: the top 53 bits times r is exact in uint64
+
+
+def _below(raw: Any, r: Any, small: bool) -> Any:
+    """Integers in ``[0, r)`` from 64-bit words: the top 53 bits times ``r``, shifted down,
+    for ranges below ``_SMALL_RANGE`` (a third of the operations of ``_mulhi64``; bias at
+    most ``r / 2**53``), else ``_mulhi64``."""
+    if small:
+        return ((raw >> np.uint64(11)) * np.uint64(r) if isinstance(r, int)
+                else (raw >> np.uint64(11)) * r) >> np.uint64(53)
+    return _mulhi64(raw, r)
+
+
+def _mulhi64(raw: Any, r: Any) -> Any:
     """``floor(raw * r / 2**64)`` for uint64 arrays (Lemire's multiply-shift: a value in
     ``[0, r)``, biased by at most ``r / 2**64``)."""
-    rl, rh = raw & _MASK, raw >> 32
-    gl, gh = r & _MASK, r >> 32
+    m = np.uint64(_MASK)
+    s32 = np.uint64(32)
+    rl, rh = raw & m, raw >> s32
+    if isinstance(r, int):
+        r = np.uint64(r)
+    gl, gh = r & m, r >> s32
     b, c = rh * gl, rl * gh
-    mid = ((rl * gl) >> 32) + (b & _MASK) + (c & _MASK)
-    return rh * gh + (b >> 32) + (c >> 32) + (mid >> 32)
+    mid = ((rl * gl) >> s32) + (b & m) + (c & m)
+    return rh * gh + (b >> s32) + (c >> s32) + (mid >> s32)
+
+
+def _derive_keys(key: tuple[Any, ...], indices: list[Any]) -> tuple[Any, ...]:
+    """One Philox key per index tuple: the base ``key`` run through Philox with the indices
+    (arrays that broadcast to the grid, three per pass) as the counter."""
+    k0, k1 = np.uint64(key[0]), np.uint64(key[1])
+    if not indices:
+        return k0, k1
+    zero = np.zeros((), dtype=np.uint64, like=indices[0])
+    for g in range(0, len(indices), 3):
+        group = list(indices[g:g + 3])
+        c = group + [zero] * (3 - len(group)) + [zero + np.uint64((g << 8) | len(indices))]
+        k0, k1, _, _ = philox4x64(c, (k0, k1))
+    return k0, k1
 
 
 class _Draw:
-    """One batch-aware draw: its Philox key, the levels it is batched at, the backend."""
+    """One batch-aware draw: its key, the levels whose examples draw their own numbers, the
+    backend.
 
-    __slots__ = ("keys", "levels", "grid", "like")
+    Example ``(g_1, ..., g_k)`` (global indices at those levels, outermost first) draws
+    under the key of ``(g_1, ..., g_{k-1})`` (``_derive_keys``); its words are Philox's at
+    counters ``(g_k * blocks + j + 1, stream, part, 0)`` for ``j < blocks`` (``words``): a
+    function of the seed, the draw's place in ``f`` and the example's index alone, not of the
+    batch or its chunks. On NumPy one compiled ``np.random.Philox`` call makes them for all
+    ``g_k`` of an outer example (NumPy's Philox steps the counter's first word); elsewhere
+    ``philox4x64`` computes the same words in NumPy-API calls."""
 
-    def __init__(self, key: tuple, levels: list, like):
+    __slots__ = ("key", "levels", "grid", "like")
+
+    def __init__(self, key: tuple[Any, ...], levels: list[Any], like: Any) -> None:
+        self.key = key
         self.levels = levels
         self.like = like
         self.grid = tuple(lv.size for lv in levels)
-        k0, k1 = key
-        # One key per example: Philox of its global index tuple (three levels per pass).
-        idx = []
-        for d, lv in enumerate(levels):
-            shape = [1] * len(levels)
-            shape[d] = lv.size
-            idx.append(np.reshape(self._arange(lv.size) + lv.offset, shape))
-        groups = [idx[i:i + 3] for i in range(0, len(idx), 3)] or [[]]
-        zero = self._zeros()
-        for g, group in enumerate(groups):
-            c = list(group) + [zero] * (3 - len(group))
-            c.append(zero + ((g << 8) | len(levels)))
-            out = philox4x32(c, (k0, k1))
-            k0, k1 = out[0], out[1]
-        self.keys = (k0, k1)
 
-    def _arange(self, n):
+    def _arange(self, n: Any, offset: Any = 0) -> Any:
         if self.like is None:
-            return np.arange(n, dtype=np.uint64)
-        return np.arange(n, dtype=np.uint64, like=self.like)
+            return np.arange(offset, offset + n, dtype=np.uint64)
+        return np.arange(offset, offset + n, dtype=np.uint64, like=self.like)
 
-    def _zeros(self):
+    def _index(self, d: int, ndim: int) -> Any:
+        """Level ``d``'s global example indices, on an axis of their own among ``ndim``."""
+        shape = [1] * ndim
+        lv = self.levels[d]
+        shape[d] = lv.size
+        return np.reshape(self._arange(lv.size, lv.offset), shape)
+
+    def example_keys(self) -> Any:
+        """Every example's own key (grid + (2,)): for NumPy's samplers, run per example."""
+        k = len(self.levels)
+        k0, k1 = _derive_keys(self.key, [self._index(d, k) for d in range(k)])
+        if not k:
+            return np.stack([k0, k1]) if self.like is None else \
+                np.asarray([int(k0), int(k1)], dtype=np.uint64)
+        return np.stack(np.broadcast_arrays(k0, k1), axis=-1)
+
+    def words(self, shape: tuple[Any, ...], nwords: int, stream: int = 0, part: int = 0) -> Any:
+        """uint64 random words of physical shape ``grid + shape + (nwords,)``."""
+        m = math.prod(shape) * nwords
+        per_example = tuple(shape) + (nwords,)
+        if not self.levels:
+            k0, k1 = self.key
+            return np.reshape(self._block_words(k0, k1, 0, 1, m, stream, part), per_example)
+        k = len(self.levels) - 1
+        inner = self.levels[-1]
+        k0, k1 = _derive_keys(self.key, [self._index(d, k) for d in range(k)])
+        if self.like is None:  # one compiled Philox call per outer example
+            k0, k1 = np.broadcast_to(k0, self.grid[:-1]), np.broadcast_to(k1, self.grid[:-1])
+            flat = np.empty(self.grid + (m,), dtype=np.uint64)
+            for o in np.ndindex(*self.grid[:-1]):
+                flat[o] = self._block_words(k0[o], k1[o], inner.offset, inner.size, m, stream,
+                                            part)
+        else:
+            k0, k1 = (np.reshape(x, np.shape(x) + (1, 1)) for x in (k0, k1))
+            flat = self._block_words(k0, k1, inner.offset, inner.size, m, stream, part)
+            flat = np.broadcast_to(flat, self.grid + (m,))
+        return np.reshape(flat, self.grid + per_example)
+
+    def _block_words(self, k0: Any, k1: Any, offset: int, n: int, m: int, stream: int,
+                     part: int) -> Any:
+        """``(n, m)``: ``m`` words of each of the examples ``offset .. offset + n - 1`` of the
+        innermost level under the key ``(k0, k1)`` (arrays of shape ``(..., 1, 1)`` off NumPy:
+        the result is then ``(..., n, m)``)."""
+        blocks = -(-m // 4)
         if self.like is None:
-            return np.zeros((), dtype=np.uint64)
-        return np.zeros((), dtype=np.uint64, like=self.like)
-
-    def words(self, shape: tuple, nwords: int, stream: int = 0, first_block: int = 0):
-        """uint64 words (32 random bits each) of physical shape ``grid + shape + (nwords,)``.
-
-        Word ``w`` of element ``e`` (flat index in ``shape``) is word ``w % 4`` of Philox at
-        counter ``(e, e >> 32, first_block + w // 4, stream)`` under the example's key: it does
-        not depend on the batch, and ``stream`` separates several draws in one call."""
-        k = len(self.grid)
-        m = math.prod(shape)
-        nblocks = -(-nwords // 4)
-        e = np.reshape(self._arange(m), (1,) * k + tuple(shape) + (1,))
-        b = np.reshape(self._arange(nblocks) + first_block, (1,) * (k + len(shape)) + (nblocks,))
-        k0, k1 = (np.reshape(x, np.shape(x) + (1,) * (len(shape) + 1)) for x in self.keys)
-        out = philox4x32((e & _MASK, e >> 32, b, self._zeros() + stream), (k0, k1))
-        full = self.grid + tuple(shape) + (nblocks,)
+            # (arrays: NumPy casts a list of Python ints through int64)
+            bg = _PHILOX(key=np.array([k0, k1], dtype=np.uint64),
+                                  counter=np.array([offset * blocks, stream, part, 0],
+                                                   dtype=np.uint64))
+            return np.reshape(bg.random_raw(n * 4 * blocks), (n, 4 * blocks))[:, :m]
+        g = np.reshape(self._arange(n, offset), (n, 1))
+        c0 = g * np.uint64(blocks) + np.reshape(self._arange(blocks, 1), (1, blocks))
+        zero = self._arange(1)[:1] * np.uint64(0)
+        out = philox4x64((c0, zero + np.uint64(stream), zero + np.uint64(part), zero),
+                         (k0, k1))
+        full = np.broadcast_shapes(*(np.shape(o) for o in out))
         w = np.stack([np.broadcast_to(o, full) for o in out], axis=-1)
-        w = np.reshape(w, self.grid + tuple(shape) + (4 * nblocks,))
-        return w[..., :nwords] if nwords != 4 * nblocks else w
+        return np.reshape(w, full[:-1] + (4 * blocks,))[..., :m]
 
-    def wrap(self, phys):
+    def wrap(self, phys: Any) -> Any:
         """Batch a physical value at the draw's levels (outermost first)."""
         for lv in self.levels:
             phys = new_batched(phys, 0, lv)
         return phys
 
     # ---- primitive distributions (wrapped) --------------------------------------------------
-    def uniform01(self, shape, dtype=np.float64, stream=0):
+    def uniform01(self, shape: Any, dtype: Any = np.float64, stream: Any = 0) -> Any:
+        w = self.words(shape, 1, stream)[..., 0]
         if np.dtype(dtype) == np.float32:
-            w = self.words(shape, 1, stream)[..., 0]
-            return self.wrap(((w >> 8) * (1.0 / 16777216.0)).astype(np.float32))
-        w = self.words(shape, 2, stream)
-        return self.wrap(_u53(w[..., 0], w[..., 1]))
+            return self.wrap(((w >> np.uint64(40)).view(np.int64) * (1.0 / 16777216.0))
+                             .astype(np.float32))
+        return self.wrap(_u53(w))
 
-    def normal01(self, shape, dtype=np.float64, stream=0):
-        w = self.words(shape, 4, stream)
-        u1 = 1.0 - _u53(w[..., 0], w[..., 1])  # (0, 1]: log is finite
-        u2 = _u53(w[..., 2], w[..., 3])
-        z = np.sqrt(-2.0 * np.log(u1)) * np.cos(2.0 * np.pi * u2)
+    def open01(self, shape: Any, stream: Any = 0) -> Any:
+        """Uniform float64s in (0, 1) (0 excluded: a logarithm of them is finite)."""
+        return self.wrap(_open01(self.words(shape, 1, stream)[..., 0]))
+
+    def exponential01(self, shape: Any, dtype: Any = np.float64, stream: Any = 0) -> Any:
+        """Standard exponential: -log(1 - u), u in [0, 1)."""
+        u = _u53(self.words(shape, 1, stream)[..., 0])
+        return self.wrap((-np.log1p(-u)).astype(dtype, copy=False))
+
+    def normal01(self, shape: Any, dtype: Any = np.float64, stream: Any = 0) -> Any:
+        """Standard normals by Box-Muller, both of each pair (one 64-bit word per normal).
+
+        The angle is drawn in the first quadrant and each normal's sign from a low bit of
+        the angle's word (bits the 53-bit float leaves out): reflections of a uniform angle
+        on [0, pi/2) are uniform on the circle, and sin/cos of the small range cost about
+        half of those of [0, 2 pi)."""
+        m = math.prod(shape)
+        pairs = -(-m // 2)
+        w = self.words((2 * pairs,), 1, stream)[..., 0]
+        k = len(self.grid)
+        u1, u2 = w[(slice(None),) * k + (slice(0, pairs),)], w[(slice(None),) * k
+                                                               + (slice(pairs, None),)]
+        r = np.sqrt(-2.0 * np.log1p(-_u53(u1)))  # 1 - u in (0, 1]: the log is finite
+        t = (0.5 * np.pi) * _u53(u2)
+        z = np.empty(self.grid + (2 * pairs,), dtype=np.float64, like=self.like)
+        first, second = (slice(None),) * k + (slice(0, pairs),), (slice(None),) * k + (
+            slice(pairs, None),)
+        np.multiply(r, np.cos(t), out=z[first])
+        np.multiply(r, np.sin(t), out=z[second])
+        one, top = np.uint64(1), np.uint64(63)
+        bits = z.view(np.uint64)
+        np.bitwise_xor(bits[first], u2 << top, out=bits[first])
+        np.bitwise_xor(bits[second], (u2 >> one) << top, out=bits[second])
+        z = np.reshape(z[(slice(None),) * k + (slice(0, m),)], self.grid + tuple(shape))
         return self.wrap(z.astype(dtype, copy=False))
 
-    def raw64(self, shape, stream=0):
-        w = self.words(shape, 2, stream)
-        return self.wrap((w[..., 0] << 32) | w[..., 1])
+    def raw64(self, shape: Any, stream: Any = 0) -> Any:
+        return self.wrap(self.words(shape, 1, stream)[..., 0])
 
 
-def _finish(res, size):
+def _finish(res: Any, size: Any) -> Any:
     """NumPy returns a scalar when no size is given and every parameter is a scalar."""
     if size is None and type(res) is not BatchedTensor and getattr(res, "ndim", 1) == 0:
         return res[()]
     return res
 
 
-def _take_count(size) -> int:
+def _take_count(size: Any) -> int:
     return 1 if size is None else math.prod(size)
 
 
 class Generator:
     """A batch-aware ``numpy.random.Generator`` (see the module docstring).
 
-    Methods: ``random``, ``standard_normal``, ``normal``, ``uniform``, ``integers``,
-    ``choice``, ``permutation``, ``shuffle``, ``binomial``. Parameters may be batched values;
-    ``size`` is the shape of one example's draw. Other ``numpy.random.Generator`` methods
-    work outside vmap and raise inside (they would draw one sample shared by every example).
+    Every ``numpy.random.Generator`` method; parameters may be batched values and ``size`` is
+    the shape of one example's draw. Inside vmap most draw vectorised from each example's
+    Philox words (transforms of uniform, exponential and normal draws); those of
+    ``PER_EXAMPLE`` run NumPy's own sampler once per example (their rejection loops take a
+    varying number of words). ``bytes`` has no per-example form (it is not an array).
     """
 
-    def __init__(self, generator: np.random.Generator):
+    def __init__(self, generator: np.random.Generator) -> None:
         self._np = generator
         self._lock = threading.Lock()
         self._epoch = 0
@@ -248,31 +366,30 @@ class Generator:
         return self._np
 
     @property
-    def bit_generator(self):
+    def bit_generator(self) -> Any:
         return self._np.bit_generator
 
-    def spawn(self, n_children: int) -> list:
+    def spawn(self, n_children: int) -> list[Any]:
         return [Generator(g) for g in self._np.spawn(n_children)]
 
-    def __getattr__(self, name: str):
+    def __getattr__(self, name: str) -> Any:
         attr = getattr(self._np, name)
         if not callable(attr) or name.startswith("_"):
             return attr
 
-        def method(*args, **kwargs):
+        def method(*args: Any, **kwargs: Any) -> Any:
             if active_levels():
                 raise BatchingError(
                     f"bt.random Generator.{name} is not batch-aware: inside vmap it would draw "
-                    f"one sample shared by every example. Batch-aware methods: random, "
-                    f"standard_normal, normal, uniform, integers, choice, permutation, shuffle, "
-                    f"binomial; or draw outside the vmapped function and pass the samples in.")
+                    f"one sample shared by every example. Draw outside the vmapped function "
+                    f"and pass the samples in.")
             return attr(*args, **kwargs)
 
         method.__name__ = name
         return method
 
     # ---- context ----------------------------------------------------------------------------
-    def _draw(self, method: str, *params) -> _Draw | None:
+    def _draw(self, method: str, *params: Any) -> _Draw | None:
         """The batch-aware draw for this call, or None to call the wrapped NumPy Generator."""
         levels = active_levels()
         like = None
@@ -304,7 +421,7 @@ class Generator:
             like = innermost(like)
         return _Draw(self._key(current_session()), different, like)
 
-    def _key(self, session) -> tuple:
+    def _key(self, session: Any) -> tuple[Any, ...]:
         """A fresh Philox key for one draw: (seed, epoch of this generator, tick)."""
         with self._lock:
             if session is None:
@@ -318,18 +435,19 @@ class Generator:
                 tick = session.tick
                 session.tick += 1
         ss = np.random.SeedSequence(self._entropy, spawn_key=self._spawn_key + (_TAG, epoch, tick))
-        k = ss.generate_state(2, np.uint32)
+        k = ss.generate_state(2, np.uint64)
         return int(k[0]), int(k[1])
 
     # ---- continuous -------------------------------------------------------------------------
-    def random(self, size=None, dtype=np.float64, out=None):
+    def random(self, size: _Size = None, dtype: DTypeLike = np.float64, out: Any = None) -> Any:
         """Floats in [0, 1), like ``numpy.random.Generator.random``."""
         return self._standard("random", "uniform01", size, dtype, out)
 
-    def standard_normal(self, size=None, dtype=np.float64, out=None):
+    def standard_normal(self, size: _Size = None, dtype: DTypeLike = np.float64,
+                        out: Any = None) -> Any:
         return self._standard("standard_normal", "normal01", size, dtype, out)
 
-    def _standard(self, name: str, sampler: str, size, dtype, out):
+    def _standard(self, name: str, sampler: str, size: Any, dtype: Any, out: Any) -> Any:
         """A parameterless float draw: NumPy's own outside vmap, else per example."""
         d = self._draw(name)
         if d is None:
@@ -338,16 +456,19 @@ class Generator:
         dtype = _float_dtype(name, dtype)
         return _finish(getattr(d, sampler)(_size_tuple(size) or (), dtype), size)
 
-    def normal(self, loc=0.0, scale=1.0, size=None):
+    def normal(self, loc: Any = 0.0, scale: Any = 1.0, size: _Size = None) -> Any:
         d = self._draw("normal", loc, scale)
         if d is None:
             return self._np.normal(loc, scale, size)
         if _any(np.less(innermost(scale), 0)):
             raise ValueError("bt.random Generator.normal: scale < 0")
         shape = _out_shape("normal", _size_tuple(size), loc, scale)
-        return _finish(loc + scale * d.normal01(shape), size)
+        z = d.normal01(shape)
+        if type(loc) in (int, float) and loc == 0 and type(scale) in (int, float) and scale == 1:
+            return _finish(z, size)  # (the defaults: two passes over the draw saved)
+        return _finish(loc + scale * z, size)
 
-    def uniform(self, low=0.0, high=1.0, size=None):
+    def uniform(self, low: Any = 0.0, high: Any = 1.0, size: _Size = None) -> Any:
         d = self._draw("uniform", low, high)
         if d is None:
             return self._np.uniform(low, high, size)
@@ -358,7 +479,8 @@ class Generator:
         return _finish(low + span * d.uniform01(shape), size)
 
     # ---- integers ---------------------------------------------------------------------------
-    def integers(self, low, high=None, size=None, dtype=np.int64, endpoint=False):
+    def integers(self, low: Any, high: Any = None, size: _Size = None,
+                 dtype: DTypeLike = np.int64, endpoint: bool = False) -> Any:
         """Integers in [low, high) (or [low, high] with ``endpoint=True``)."""
         d = self._draw("integers", low, high)
         if d is None:
@@ -392,16 +514,17 @@ class Generator:
             r = hi_u - lo + (1 if endpoint else 0)  # uint64 arithmetic wraps the same way
         raw = d.raw64(shape)
         if isinstance(r, (int, np.integer)):
-            v = raw if int(r) == 0 else _mulhi64(raw, int(r))
+            v = raw if int(r) == 0 else _below(raw, int(r), 0 < int(r) < _SMALL_RANGE)
         else:
-            v = np.where(r == 0, raw, _mulhi64(raw, r))
+            small = not _any(np.equal(r, 0) | np.greater_equal(r, _SMALL_RANGE))
+            v = _below(raw, r, True) if small else np.where(r == 0, raw, _mulhi64(raw, r))
         v = v + lo
         if dtype.kind == "i":
             v = v.astype(np.int64)
         return _finish(v.astype(dtype), size)
 
     # ---- sampling ---------------------------------------------------------------------------
-    def permutation(self, x, axis=0):
+    def permutation(self, x: Any, axis: int = 0) -> Any:
         """A permuted range (int ``x``) or a permuted copy of ``x`` along ``axis``."""
         d = self._draw("permutation", x)
         if d is None:
@@ -414,7 +537,7 @@ class Generator:
         axis = np.lib.array_utils.normalize_axis_index(axis, nd)
         return function_call(np.take, (x, self._perm(d, _shape(x)[axis])), {"axis": axis})
 
-    def shuffle(self, x, axis=0) -> None:
+    def shuffle(self, x: Any, axis: int = 0) -> None:
         """Shuffle ``x`` in place along ``axis`` (one permutation per example)."""
         d = self._draw("shuffle", x)
         if d is None:
@@ -436,11 +559,12 @@ class Generator:
         x[...] = function_call(np.take, (x, self._perm(d, _shape(x)[axis])), {"axis": axis})
         return None
 
-    def _perm(self, d: _Draw, n: int, stream: int = 0):
+    def _perm(self, d: _Draw, n: int, stream: int = 0) -> Any:
         """A uniformly random permutation of ``range(n)``: argsort of 64-bit random keys."""
         return np.argsort(d.raw64((n,), stream), kind="stable")
 
-    def choice(self, a, size=None, replace=True, p=None, axis=0, shuffle=True):
+    def choice(self, a: Any, size: _Size = None, replace: bool = True, p: Any = None,
+               axis: int = 0, shuffle: bool = True) -> Any:
         """Samples from ``range(a)`` (int ``a``) or from ``a`` along ``axis``."""
         d = self._draw("choice", a, p)
         if d is None:
@@ -498,7 +622,7 @@ class Generator:
         return function_call(np.take, (pop, idx), {"axis": axis})
 
     # ---- discrete ---------------------------------------------------------------------------
-    def binomial(self, n, p, size=None):
+    def binomial(self, n: Any, p: Any, size: _Size = None) -> Any:
         """Binomial(n, p) counts, as a sum of ``n`` Bernoulli(p) trials (O(n) per element)."""
         d = self._draw("binomial", n, p)
         if d is None:
@@ -518,23 +642,369 @@ class Generator:
         ne = np.expand_dims(n, -1) if hasattr(n, "shape") else n
         count = None
         for t0 in range(0, nmax, t):
-            # Trial j of an element always uses the same Philox words (block j // 2), so an
+            # Trial j of an element always uses the same Philox words (pass j // t), so an
             # example's count does not depend on the largest n in the batch.
-            w = d.words(shape, 2 * t, first_block=t0 // 2)
-            u = d.wrap(_u53(w[..., 0::2], w[..., 1::2]))
+            u = d.wrap(_u53(d.words(shape, t, part=t0 // t)))
             trial = d._arange(t).astype(np.int64) + t0
             c = np.sum((u < pe) & (trial < ne), axis=-1, dtype=np.int64)
             count = c if count is None else count + c
         return _finish(count, size)
 
 
-def _no_out(method: str, out) -> None:
+    # ---- more continuous distributions: transforms of uniform, exponential, normal draws --
+    def standard_exponential(self, size: _Size = None, dtype: DTypeLike = np.float64,
+                             method: Any = "zig", out: Any = None) -> Any:
+        """Standard exponentials: ``-log(1 - u)``."""
+        d = self._draw("standard_exponential")
+        if d is None:
+            # (NumPy's stubs take only the float dtypes: checked at run time, as NumPy does)
+            return cast(Any, self._np).standard_exponential(size, dtype=dtype, method=method,
+                                                            out=out)
+        _no_out("standard_exponential", out)
+        dtype = _float_dtype("standard_exponential", dtype)
+        return _finish(d.exponential01(_size_tuple(size) or (), dtype), size)
+
+    def exponential(self, scale: Any = 1.0, size: _Size = None) -> Any:
+        d = self._draw("exponential", scale)
+        if d is None:
+            return self._np.exponential(scale, size)
+        _refuse(np.less(innermost(scale), 0), "scale < 0")
+        shape = _out_shape("exponential", _size_tuple(size), scale)
+        return _finish(scale * d.exponential01(shape), size)
+
+    def laplace(self, loc: Any = 0.0, scale: Any = 1.0, size: _Size = None) -> Any:
+        d = self._draw("laplace", loc, scale)
+        if d is None:
+            return self._np.laplace(loc, scale, size)
+        _refuse(np.less(innermost(scale), 0), "scale < 0")
+        shape = _out_shape("laplace", _size_tuple(size), loc, scale)
+        u = d.open01(shape)  # (0, 1): both logarithms are finite
+        return _finish(loc + scale * np.where(u < 0.5, np.log(2.0 * u), -np.log(2.0 - 2.0 * u)),
+                       size)
+
+    def logistic(self, loc: Any = 0.0, scale: Any = 1.0, size: _Size = None) -> Any:
+        d = self._draw("logistic", loc, scale)
+        if d is None:
+            return self._np.logistic(loc, scale, size)
+        _refuse(np.less(innermost(scale), 0), "scale < 0")
+        shape = _out_shape("logistic", _size_tuple(size), loc, scale)
+        u = d.open01(shape)
+        return _finish(loc + scale * np.log(u / (1.0 - u)), size)
+
+    def gumbel(self, loc: Any = 0.0, scale: Any = 1.0, size: _Size = None) -> Any:
+        d = self._draw("gumbel", loc, scale)
+        if d is None:
+            return self._np.gumbel(loc, scale, size)
+        _refuse(np.less(innermost(scale), 0), "scale < 0")
+        shape = _out_shape("gumbel", _size_tuple(size), loc, scale)
+        return _finish(loc - scale * np.log(-np.log(d.open01(shape))), size)
+
+    def lognormal(self, mean: Any = 0.0, sigma: Any = 1.0, size: _Size = None) -> Any:
+        d = self._draw("lognormal", mean, sigma)
+        if d is None:
+            return self._np.lognormal(mean, sigma, size)
+        _refuse(np.less(innermost(sigma), 0), "sigma < 0")
+        shape = _out_shape("lognormal", _size_tuple(size), mean, sigma)
+        return _finish(np.exp(mean + sigma * d.normal01(shape)), size)
+
+    def rayleigh(self, scale: Any = 1.0, size: _Size = None) -> Any:
+        d = self._draw("rayleigh", scale)
+        if d is None:
+            return self._np.rayleigh(scale, size)
+        _refuse(np.less(innermost(scale), 0), "scale < 0")
+        shape = _out_shape("rayleigh", _size_tuple(size), scale)
+        return _finish(scale * np.sqrt(2.0 * d.exponential01(shape)), size)
+
+    def weibull(self, a: Any, size: _Size = None) -> Any:
+        d = self._draw("weibull", a)
+        if d is None:
+            return self._np.weibull(a, size)
+        _refuse(np.less(innermost(a), 0), "a < 0")
+        shape = _out_shape("weibull", _size_tuple(size), a)
+        e = d.exponential01(shape)
+        with np.errstate(divide="ignore"):  # a == 0 gives 0, as NumPy's
+            return _finish(np.where(np.equal(a, 0), 0.0, e ** (1.0 / a)), size)
+
+    def pareto(self, a: Any, size: _Size = None) -> Any:
+        d = self._draw("pareto", a)
+        if d is None:
+            return self._np.pareto(a, size)
+        _refuse(np.less_equal(innermost(a), 0), "a <= 0")
+        shape = _out_shape("pareto", _size_tuple(size), a)
+        return _finish(np.expm1(d.exponential01(shape) / a), size)
+
+    def power(self, a: Any, size: _Size = None) -> Any:
+        d = self._draw("power", a)
+        if d is None:
+            return self._np.power(a, size)
+        _refuse(np.less_equal(innermost(a), 0), "a <= 0")
+        shape = _out_shape("power", _size_tuple(size), a)
+        return _finish((-np.expm1(-d.exponential01(shape))) ** (1.0 / a), size)
+
+    def standard_cauchy(self, size: _Size = None) -> Any:
+        d = self._draw("standard_cauchy")
+        if d is None:
+            return self._np.standard_cauchy(size)
+        shape = _size_tuple(size) or ()
+        return _finish(d.normal01(shape) / d.normal01(shape, stream=1), size)
+
+    def triangular(self, left: Any, mode: Any, right: Any, size: _Size = None) -> Any:
+        d = self._draw("triangular", left, mode, right)
+        if d is None:
+            return self._np.triangular(left, mode, right, size)
+        _refuse(np.greater(left, mode), "left > mode")
+        _refuse(np.greater(mode, right), "mode > right")
+        _refuse(np.equal(left, right), "left == right")
+        shape = _out_shape("triangular", _size_tuple(size), left, mode, right)
+        u = d.uniform01(shape)
+        base, left_part, right_part = right - left, mode - left, right - mode
+        ratio = left_part / base
+        return _finish(np.where(u <= ratio, left + np.sqrt(u * base * left_part),
+                                right - np.sqrt((1.0 - u) * base * right_part)), size)
+
+    def wald(self, mean: Any, scale: Any, size: _Size = None) -> Any:
+        """Inverse Gaussian (Michael, Schucany and Haas: one normal and one uniform)."""
+        d = self._draw("wald", mean, scale)
+        if d is None:
+            return self._np.wald(mean, scale, size)
+        _refuse(np.less_equal(innermost(mean), 0), "mean <= 0")
+        _refuse(np.less_equal(innermost(scale), 0), "scale <= 0")
+        shape = _out_shape("wald", _size_tuple(size), mean, scale)
+        y = d.normal01(shape)
+        mu_2l = mean / (2.0 * scale)
+        y = mean * y * y
+        x = mean + mu_2l * (y - np.sqrt(4.0 * scale * y + y * y))
+        u = d.uniform01(shape, stream=1)
+        return _finish(np.where(u <= mean / (mean + x), x, mean * mean / x), size)
+
+    def multivariate_normal(self, mean: Any, cov: Any, size: _Size = None,
+                            check_valid: Literal["warn", "raise", "ignore"] = "warn",
+                            tol: float = 1e-8, *,
+                            method: Literal["svd", "eigh", "cholesky"] = "svd") -> Any:
+        """``mean + z @ factor`` for standard normals ``z``, ``factor`` of ``cov`` as NumPy
+        makes it (``method``: 'svd', 'eigh' or 'cholesky'); ``check_valid`` per example."""
+        d = self._draw("multivariate_normal", mean, cov)
+        if d is None:
+            return self._np.multivariate_normal(mean, cov, size, check_valid, tol,
+                                                method=method)
+        if method not in {"svd", "eigh", "cholesky"}:
+            raise ValueError("method must be one of {'eigh', 'svd', 'cholesky'}")
+        ms, cs = _shape(mean), _shape(cov)
+        if len(ms) != 1:
+            raise ValueError("mean must be 1 dimensional")
+        if len(cs) != 2 or cs[0] != cs[1]:
+            raise ValueError("cov must be 2 dimensional and square")
+        if ms[0] != cs[0]:
+            raise ValueError("mean and cov must have same length")
+        if check_valid not in ("warn", "raise", "ignore"):
+            raise ValueError("check_valid must equal 'warn', 'raise', or 'ignore'")
+        shape = _size_tuple(size) or ()
+        z = d.normal01(shape + ms)
+        if method == "cholesky":
+            factor = np.swapaxes(np.linalg.cholesky(cov), -1, -2)
+        else:
+            if method == "eigh":
+                s, u = np.linalg.eigh(cov)
+                psd = not _any(np.less(s, -tol))
+                factor = np.swapaxes(u * np.sqrt(np.abs(s)), -1, -2)
+            else:
+                u, s, vh = np.linalg.svd(cov)
+                rebuilt = np.matmul(np.swapaxes(vh, -1, -2) * np.expand_dims(s, -2), vh)
+                psd = not _any(~np.isclose(rebuilt, cov, rtol=tol, atol=tol))
+                factor = np.expand_dims(np.sqrt(s), -1) * vh
+            if not psd and check_valid == "warn":
+                warnings.warn("covariance is not symmetric positive-semidefinite.",
+                              RuntimeWarning, stacklevel=2)
+            elif not psd and check_valid == "raise":
+                raise ValueError("covariance is not symmetric positive-semidefinite.")
+        return np.matmul(z, factor) + mean
+
+    # ---- discrete, by transforms ------------------------------------------------------------
+    def geometric(self, p: Any, size: _Size = None) -> Any:
+        """Trials to the first success: ``ceil(log(u) / log1p(-p))`` for u in (0, 1)."""
+        d = self._draw("geometric", p)
+        if d is None:
+            return self._np.geometric(p, size)
+        pr = innermost(p)
+        _refuse(np.less_equal(pr, 0) | np.greater(pr, 1) | np.isnan(pr),
+                "p <= 0, p > 1 or p contains NaNs")
+        shape = _out_shape("geometric", _size_tuple(size), p)
+        u = d.open01(shape)
+        with np.errstate(divide="ignore"):  # p == 1: log1p(-1) is -inf, one trial
+            k = np.ceil(np.log(u) / np.log1p(-p))
+        return _finish(np.maximum(k, 1.0).astype(np.int64), size)
+
+    # ---- sampling ---------------------------------------------------------------------------
+    def permuted(self, x: Any, axis: int | None = None, out: Any = None) -> Any:
+        """A copy of ``x`` with each 1-d slice along ``axis`` (the whole array if None)
+        permuted independently, per example."""
+        d = self._draw("permuted", x, out)
+        if d is None:
+            return self._np.permuted(x, axis=axis, out=out)
+        xs = _shape(x)
+        if axis is None:
+            order = np.argsort(d.raw64((math.prod(xs),)), kind="stable")
+            res = np.reshape(function_call(np.take, (np.ravel(x), order), {}), xs)
+        else:
+            axis = np.lib.array_utils.normalize_axis_index(axis, len(xs))
+            order = np.argsort(d.raw64(xs), axis=axis, kind="stable")
+            res = function_call(np.take_along_axis, (x, order), {"axis": axis})
+        if out is None:
+            return res
+        if _shape(out) != xs:
+            raise ValueError("out must have the same shape as x")
+        self._check_batched_target("permuted", "out", out, d)
+        out[...] = res
+        return out
+
+    def bytes(self, length: int) -> Any:
+        """Random bytes: one shared draw; per example it has no batched form (bytes is not an
+        array)."""
+        d = self._draw("bytes")
+        if d is None:
+            return self._np.bytes(length)
+        if d.levels:
+            raise BatchingError(
+                "bt.random Generator.bytes returns a Python bytes object, which cannot hold a "
+                "different value per example (randomness='different'). Draw "
+                "integers(0, 256, size=length, dtype=np.uint8) instead (an array per example), "
+                "and call .tobytes() where the bytes leave the vmapped function.")
+        return _GENERATOR(_PHILOX(key=d.example_keys())).bytes(length)
+
+    # ---- distributions drawn by NumPy's own samplers, one example at a time ------------------
+    def _per_example(self, name: str, args: tuple[Any, ...], kwargs: dict[str, Any]) -> Any:
+        """NumPy's sampler for ``name`` (rejection samplers, whose number of words per value
+        varies), called once per example on a NumPy Generator over Philox keyed by the example
+        (correct and reproducible, at the speed of a loop: it warns as the loop fallback)."""
+        params = [v for v in (*args, *kwargs.values()) if v is not None]
+        d = self._draw(name, *params)
+        if d is None:
+            return getattr(self._np, name)(*args, **kwargs)
+        if d.like is not None:
+            raise BatchingError(
+                f"bt.random Generator.{name} draws with NumPy's sampler, once per example, and "
+                f"takes NumPy arrays only: vmap's inputs here are {type(d.like).__name__}. "
+                f"Draw it outside the vmapped function and pass the samples in.")
+        if scan_level((args, kwargs)) is None:  # parameters shared: one bit generator, rekeyed
+            if not d.levels:  # randomness='same': one draw, as NumPy returns it
+                return getattr(_GENERATOR(_PHILOX(key=d.example_keys())), name)(*args, **kwargs)
+            _announce_loop(name)
+            return d.wrap(_draw_each(name, d.example_keys(), d.grid, args, kwargs))
+        keys = d.wrap(d.example_keys())  # the per-op loop, which announces itself
+        return function_call(_numpy_sampler(name), (keys,) + tuple(args), dict(kwargs))
+
+    def _check_batched_target(self, method: str, what: str, x: Any, d: _Draw) -> None:
+        mine = _levels_of(x)
+        missing = [lv.id for lv in d.levels if lv not in mine]
+        if missing:
+            raise BatchingError(
+                f"bt.random Generator.{method}: {what} (shape {_shape(x)}) is not batched at vmap "
+                f"level {missing[0]} (randomness='different'): it is shared by every example, "
+                f"so it cannot be written differently per example in place. Use the returned "
+                f"value instead.")
+
+
+def _per_example_method(name: str) -> Any:
+    def method(self: Generator, *args: Any, **kwargs: Any) -> Any:
+        return self._per_example(name, args, kwargs)
+
+    numpy_doc = getattr(np.random.Generator, name).__doc__ or ""
+    method.__name__ = method.__qualname__ = name
+    method.__doc__ = (f"NumPy's ``Generator.{name}``, drawn per example inside vmap (a loop over "
+                      f"the examples, each with its own key).\n\n" + numpy_doc.split("\n\n")[0])
+    return method
+
+
+#: methods drawn by NumPy's samplers per example (their rejection loops take a varying number
+#: of words per value, so no fixed block of words per example can feed them vectorised)
+PER_EXAMPLE = ("beta", "chisquare", "dirichlet", "f", "gamma", "hypergeometric", "logseries",
+               "multinomial", "multivariate_hypergeometric", "negative_binomial",
+               "noncentral_chisquare", "noncentral_f", "poisson", "standard_gamma", "standard_t",
+               "vonmises", "zipf")
+for _name in PER_EXAMPLE:
+    setattr(Generator, _name, _per_example_method(_name))
+
+_SAMPLERS: dict[str, Any] = {}
+
+
+def _numpy_sampler(name: str) -> Any:
+    """One example's draw: NumPy's ``Generator.{name}`` on Philox keyed by the example's key.
+    Called by the per-op loop with one example of the innermost level; with outer levels'
+    batched values still in its arguments it dispatches again (their loop)."""
+    fn = _SAMPLERS.get(name)
+    if fn is not None:
+        return fn
+
+    def sampler(key: Any, *args: Any, **kwargs: Any) -> Any:
+        if scan_level((key, args, kwargs)) is not None:
+            return function_call(sampler, (key,) + args, kwargs)
+        gen = _GENERATOR(_PHILOX(key=np.asarray(key, dtype=np.uint64)))
+        return getattr(gen, name)(*args, **kwargs)
+
+    sampler.__name__ = name
+    sampler.__qualname__ = f"Generator.{name}"
+    sampler.__module__ = "bt.random"  # how messages name it: bt.random.Generator.gamma
+    fn = _SAMPLERS[name] = sampler
+    return fn
+
+
+def _philox_state(key: Any) -> dict[str, Any]:
+    """A fresh Philox state under ``key`` (as ``Philox(key=key)`` starts)."""
+    zeros = np.zeros(4, dtype=np.uint64)
+    return {"bit_generator": "Philox", "state": {"counter": zeros, "key": key},
+            "buffer": zeros, "buffer_pos": 4, "has_uint32": 0, "uinteger": 0}
+
+
+def _draw_each(name: str, keys: Any, grid: tuple[Any, ...], args: tuple[Any, ...],
+               kwargs: dict[str, Any]) -> Any:
+    """NumPy's ``Generator.{name}(*args, **kwargs)`` once per example, under each example's key
+    (``keys``: grid + (2,)), stacked into ``grid + the draw's shape``. One bit generator is
+    rekeyed for each example (setting a state costs a seventh of making a Philox)."""
+    bits = _PHILOX()
+    method = getattr(_GENERATOR(bits), name)
+    flat = np.reshape(keys, (-1, 2))
+    draws = []
+    for key in flat if len(flat) else np.zeros((1, 2), dtype=np.uint64):
+        bits.state = _philox_state(key)
+        draws.append(np.asarray(method(*args, **kwargs)))
+    if not len(flat):  # no example: the shape and dtype of one, none of its numbers
+        return np.empty(grid + draws[0].shape, dtype=draws[0].dtype)
+    return np.reshape(np.stack(draws), grid + draws[0].shape)
+
+
+_announced: set[str] = set()
+
+
+def _announce_loop(name: str) -> None:
+    """As the per-op loop fallback announces itself: an error under fallback='error', else a
+    PerformanceWarning once per method (unless 'silent')."""
+    label = f"bt.random.Generator.{name}"
+    if config.fallback == "error":
+        raise BatchingError(
+            f"{label} draws with NumPy's sampler once per example (its rejection loop takes a "
+            f"varying number of random words per value), but bt.config.fallback is 'error'. "
+            f"Draw it outside the vmapped function, or set bt.config.fallback = 'warn'.")
+    if config.fallback == "warn" and label not in _announced:
+        _announced.add(label)
+        warnings.warn(f"{label} draws once per example with NumPy's sampler (its rejection loop "
+                      f"takes a varying number of random words per value): a loop, at the "
+                      f"speed of a loop. Set bt.config.fallback = 'silent' to hide this warning.",
+                      PerformanceWarning, stacklevel=user_stacklevel())
+
+
+def _refuse(cond: Any, message: str) -> None:
+    """NumPy's ValueError where any example's parameters are invalid."""
+    if _any(cond):
+        raise ValueError(message)
+
+
+def _no_out(method: str, out: Any) -> None:
     if out is not None:
         raise TypeError(f"bt.random Generator.{method}: out= is not supported inside vmap; "
                         f"use the returned value")
 
 
-def _float_dtype(method: str, dtype):
+def _float_dtype(method: str, dtype: Any) -> Any:
     dt = np.dtype(dtype)
     if dt not in (np.float64, np.float32):
         raise TypeError(f"bt.random Generator.{method}: unsupported dtype {dt} (float32 or "
@@ -542,12 +1012,12 @@ def _float_dtype(method: str, dtype):
     return dt
 
 
-def _cmp(op, v, bound):
+def _cmp(op: Any, v: Any, bound: Any) -> Any:
     """``op(v, bound)`` on every example of ``v`` (its physical root)."""
     return op(innermost(v), bound) if hasattr(v, "shape") else op(v, bound)
 
 
-def _as_u64(v):
+def _as_u64(v: Any) -> Any:
     """Integers as uint64 (two's complement): a Python int stays an int."""
     if isinstance(v, (int, np.integer)) and not isinstance(v, (bool, np.bool_)):
         return int(v) % 2**64

@@ -342,8 +342,9 @@ CASES = [
      VE, r"size=\(2,\) is not compatible with the parameters' shape \(3,\)"),
     ("random_shuffle_shared", rng_call(lambda g, x: g.shuffle(np.arange(4)), "different"), BTE,
      r"shuffle: x \(shape \(4,\)\) is not batched at vmap level"),
-    ("random_not_batch_aware", rng_call(lambda g, x: g.gamma(2.0), "different"), BTE,
-     r"Generator\.gamma is not batch-aware"),
+    ("random_bytes_per_example", rng_call(lambda g, x: g.bytes(2), "different"), BTE,
+     r"Generator\.bytes returns a Python bytes object, which cannot hold a different value "
+     r"per example"),
     ("random_out", rng_call(lambda g, x: g.random(3, out=np.zeros(3)), "different"), TE,
      r"Generator\.random: out= is not supported inside vmap"),
     ("random_dtype", rng_call(lambda g, x: g.standard_normal(dtype=np.int64), "different"), TE,

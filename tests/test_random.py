@@ -9,7 +9,8 @@ import numpy as np
 import pytest
 
 import batchtensor as bt
-from batchtensor.random import philox4x32
+from batchtensor.boxed.loop import reset_warnings
+from batchtensor.random import philox4x64
 
 # method name -> a call on a bt.random Generator (one example's draw)
 DRAWS = {
@@ -28,6 +29,31 @@ DRAWS = {
     "permutation_array": lambda g: g.permutation(np.arange(12).reshape(3, 4), axis=1),
     "binomial": lambda g: g.binomial(40, 0.3, size=5),
     "scalar": lambda g: g.normal(),
+    "standard_exponential": lambda g: g.standard_exponential(size=4),
+    "standard_exponential_f32": lambda g: g.standard_exponential(3, dtype=np.float32),
+    "exponential": lambda g: g.exponential(2.0, size=3),
+    "laplace": lambda g: g.laplace(1.0, 2.0, size=3),
+    "logistic": lambda g: g.logistic(1.0, 2.0, size=3),
+    "gumbel": lambda g: g.gumbel(1.0, 2.0, size=3),
+    "lognormal": lambda g: g.lognormal(0.5, 0.3, size=3),
+    "rayleigh": lambda g: g.rayleigh(2.0, size=3),
+    "weibull": lambda g: g.weibull(1.5, size=3),
+    "pareto": lambda g: g.pareto(3.0, size=3),
+    "power": lambda g: g.power(2.0, size=3),
+    "standard_cauchy": lambda g: g.standard_cauchy(size=3),
+    "triangular": lambda g: g.triangular(0.0, 1.0, 3.0, size=3),
+    "wald": lambda g: g.wald(1.0, 2.0, size=3),
+    "multivariate_normal": lambda g: g.multivariate_normal([0.0, 1.0], [[1.0, 0.5], [0.5, 2.0]],
+                                                           size=3),
+    "geometric": lambda g: g.geometric(0.3, size=4),
+    "permuted": lambda g: g.permuted(np.arange(12).reshape(3, 4), axis=1),
+    "permuted_flat": lambda g: g.permuted(np.arange(6.0)),
+    # NumPy's own samplers, per example
+    "gamma": lambda g: g.gamma(2.0, 1.5, size=3),
+    "poisson": lambda g: g.poisson(3.0, size=4),
+    "dirichlet": lambda g: g.dirichlet([1.0, 2.0, 3.0]),
+    "multinomial": lambda g: g.multinomial(10, [0.2, 0.3, 0.5]),
+    "standard_t": lambda g: g.standard_t(3.0, size=2),
 }
 
 
@@ -38,16 +64,31 @@ def run(draw, n, seed=0, **kw):
 
 # ---- the Philox core ---------------------------------------------------------------------------
 def test_philox_known_answers():
-    # Random123's known-answer vectors for Philox4x32-10.
+    # Random123's known-answer vectors for Philox4x64-10.
     u = np.uint64
-    m = 0xFFFFFFFF
-    cases = [((0, 0, 0, 0), (0, 0), (0x6627E8D5, 0xE169C58D, 0xBC57AC4C, 0x9B00DBD8)),
-             ((m, m, m, m), (m, m), (0x408F276D, 0x41C83B0E, 0xA20BC7C6, 0x6D5451FD)),
-             ((0x243F6A88, 0x85A308D3, 0x13198A2E, 0x03707344), (0xA4093822, 0x299F31D0),
-              (0xD16CFE09, 0x94FDCCEB, 0x5001E420, 0x24126EA1))]
+    m = 2**64 - 1
+    cases = [((0, 0, 0, 0), (0, 0), (0x16554D9ECA36314C, 0xDB20FE9D672D0FDC, 0xD7E772CEE186176B,
+                                     0x7E68B68AEC7BA23B)),
+             ((m, m, m, m), (m, m), (0x87B092C3013FE90B, 0x438C3C67BE8D0224, 0x9CC7D7C69CD777B6,
+                                     0xA09CAEBF594F0BA0)),
+             ((0x243F6A8885A308D3, 0x13198A2E03707344, 0xA4093822299F31D0, 0x082EFA98EC4E6C89),
+              (0x452821E638D01377, 0xBE5466CF34E90C6C),
+              (0xA528F45403E61D95, 0x38C72DBD566E9788, 0xA5A1610E72FD18B5, 0x57BD43B5E52B7FE6))]
     for ctr, key, want in cases:
-        got = philox4x32(tuple(u(c) for c in ctr), tuple(u(k) for k in key))
+        got = philox4x64(tuple(u(c) for c in ctr), tuple(u(k) for k in key))
         assert tuple(int(g) for g in got) == want
+
+
+def test_philox_is_numpys_compiled_philox():
+    """The NumPy-API Philox (other backends) gives the words of NumPy's compiled one (NumPy),
+    which starts at the counter after the one it is given."""
+    key, ctr = (2**64 - 1, 3), (2**63 - 2, 1, 2, 3)
+    bg = np.random.Philox(key=np.array(key, np.uint64), counter=np.array(ctr, np.uint64))
+    want = bg.random_raw(8)
+    for j in range(2):
+        c = (np.uint64(ctr[0] + 1 + j),) + tuple(np.uint64(x) for x in ctr[1:])
+        got = philox4x64(c, tuple(np.uint64(k) for k in key))
+        assert [int(g) for g in got] == [int(w) for w in want[4 * j:4 * j + 4]]
 
 
 # ---- outside vmap: the wrapped NumPy Generator -------------------------------------------------
@@ -261,6 +302,18 @@ def test_float32_and_bool_dtypes():
     (lambda g: g.binomial(-1, 0.5), ValueError),
     (lambda g: g.binomial(3, 1.5), ValueError),
     (lambda g: g.normal(size=(2,), loc=np.zeros(3)), ValueError),
+    (lambda g: g.exponential(-1.0), ValueError),
+    (lambda g: g.laplace(0.0, -1.0), ValueError),
+    (lambda g: g.lognormal(0.0, -1.0), ValueError),
+    (lambda g: g.weibull(-1.0), ValueError),
+    (lambda g: g.pareto(0.0), ValueError),
+    (lambda g: g.power(0.0), ValueError),
+    (lambda g: g.triangular(2.0, 1.0, 3.0), ValueError),
+    (lambda g: g.triangular(1.0, 1.0, 1.0), ValueError),
+    (lambda g: g.geometric(1.5), ValueError),
+    (lambda g: g.wald(0.0, 1.0), ValueError),
+    (lambda g: g.multivariate_normal([0.0], [[1.0, 0.0]]), ValueError),
+    (lambda g: g.gamma(-1.0), ValueError),
 ])
 def test_argument_errors_match_numpy(call, exc):
     with pytest.raises(exc):
@@ -275,11 +328,133 @@ def test_batched_invalid_parameter_in_one_example_raises():
             np.array([1.0, -1.0]))
 
 
-def test_methods_without_batch_rules_refuse_inside_vmap():
+def test_every_numpy_generator_method_is_batch_aware():
+    public = [n for n in dir(np.random.Generator) if not n.startswith("_")]
+    for name in public:
+        assert name in vars(bt.random.Generator) or name in bt.random.Generator.__dict__, name
+
+
+def test_bytes_has_no_per_example_form():
     rng = bt.random.default_rng(0)
-    assert np.isfinite(rng.exponential())  # outside: the wrapped generator
-    with pytest.raises(bt.BatchingError, match=r"Generator\.exponential is not batch-aware"):
-        bt.vmap(lambda x: rng.exponential(), randomness="different")(np.zeros(2))
+    assert len(rng.bytes(3)) == 3  # outside: the wrapped generator
+    with pytest.raises(bt.BatchingError, match=r"Generator\.bytes .* integers\(0, 256"):
+        bt.vmap(lambda x: rng.bytes(3), randomness="different")(np.zeros(2))
+    got = bt.vmap(lambda x: rng.bytes(3), randomness="same", out_axes=None)(np.zeros(2))
+    assert isinstance(got, bytes) and len(got) == 3
+
+
+#: vectorised transforms against NumPy's samplers of the same law (two-sample KS test; the
+#: seeds are fixed, so the p-values are too: a broken transform gives p ~ 0)
+LAWS = {
+    "standard_exponential": lambda g, n: g.standard_exponential(n),
+    "exponential": lambda g, n: g.exponential(2.5, n),
+    "laplace": lambda g, n: g.laplace(1.0, 2.0, n),
+    "logistic": lambda g, n: g.logistic(-1.0, 0.5, n),
+    "gumbel": lambda g, n: g.gumbel(1.0, 2.0, n),
+    "lognormal": lambda g, n: g.lognormal(0.5, 0.7, n),
+    "rayleigh": lambda g, n: g.rayleigh(2.0, n),
+    "weibull": lambda g, n: g.weibull(1.5, n),
+    "pareto": lambda g, n: g.pareto(3.0, n),
+    "power": lambda g, n: g.power(2.5, n),
+    "standard_cauchy": lambda g, n: g.standard_cauchy(n),
+    "triangular": lambda g, n: g.triangular(-1.0, 0.5, 3.0, n),
+    "triangular_left": lambda g, n: g.triangular(0.0, 0.0, 1.0, n),
+    "wald": lambda g, n: g.wald(1.5, 2.0, n),
+    "normal": lambda g, n: g.normal(1.0, 3.0, n),
+    "random_f32": lambda g, n: g.random(n, dtype=np.float32),
+    "geometric": lambda g, n: g.geometric(0.3, n).astype(float),
+    "mvn_x": lambda g, n: g.multivariate_normal([1.0, -1.0], [[2.0, 0.9], [0.9, 1.0]], n)[:, 0],
+    "mvn_sum": lambda g, n: g.multivariate_normal([1.0, -1.0], [[2.0, 0.9], [0.9, 1.0]],
+                                                  n).sum(-1),
+    "mvn_cholesky": lambda g, n: g.multivariate_normal(
+        [0.0, 0.0], [[2.0, 0.9], [0.9, 1.0]], n, method="cholesky").sum(-1),
+    "mvn_eigh": lambda g, n: g.multivariate_normal(
+        [0.0, 0.0], [[2.0, 0.9], [0.9, 1.0]], n, method="eigh")[:, 1],
+}
+
+
+@pytest.mark.parametrize("name", sorted(LAWS))
+def test_transforms_follow_numpys_laws(name):
+    stats = pytest.importorskip("scipy.stats", reason="the KS test is SciPy's")
+    n = 3000
+    rng = bt.random.default_rng(7)
+    # one value (or one row) per example: the batch is the sample
+    got = bt.vmap(lambda x: LAWS[name](rng, 1)[0], randomness="different")(np.zeros(n))
+    want = LAWS[name](np.random.default_rng(8), n)
+    assert np.isfinite(got).all()
+    if name == "geometric":  # discrete: compare the frequencies
+        counts = np.bincount(got.astype(int), minlength=12)[:12] / n
+        np.testing.assert_allclose(counts, np.bincount(want.astype(int), minlength=12)[:12] / n,
+                                   atol=0.03)
+        return
+    assert stats.ks_2samp(got, want).pvalue > 1e-3
+
+
+def test_per_example_samplers_are_numpys_under_each_examples_key():
+    """gamma and the other rejection samplers run NumPy's sampler per example, on a Philox
+    keyed for that example: each example's parameters, the same numbers whatever the chunks,
+    and the loop fallback's warning (or its error under fallback='error')."""
+    shape = np.array([0.5, 2.0, 9.0])
+    rng = bt.random.default_rng(3)
+    reset_warnings()  # (each op's loop warning is shown once a process)
+    with pytest.warns(bt.PerformanceWarning, match=r"bt\.random\.Generator\.gamma"):
+        got = bt.vmap(lambda k: rng.gamma(k, size=400), randomness="different")(shape)
+    assert got.shape == (3, 400) and (got > 0).all()
+    np.testing.assert_allclose(got.mean(axis=1), shape, rtol=0.2)
+    rng = bt.random.default_rng(3)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", bt.PerformanceWarning)
+        again = bt.vmap(lambda k: rng.gamma(k, size=400), randomness="different",
+                        chunk_size=2)(shape)
+    np.testing.assert_array_equal(got, again)
+    with pytest.raises(bt.BatchingError, match="once per example"):
+        bt.vmap(lambda k: rng.gamma(k), randomness="different", fallback="error")(shape)
+    with pytest.raises(bt.BatchingError, match="once per example"):  # shared parameters
+        bt.vmap(lambda k: rng.gamma(2.0), randomness="different", fallback="error")(shape)
+
+
+def test_per_example_samplers_nested_and_same():
+    rng = bt.random.default_rng(0)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", bt.PerformanceWarning)
+        inner = bt.vmap(lambda x: x + rng.poisson(5.0), randomness="different")
+        out = bt.vmap(inner, randomness="different")(np.zeros((4, 6)))
+        assert out.shape == (4, 6) and len({tuple(r) for r in out}) == 4
+        inner = bt.vmap(lambda x: x + rng.poisson(50.0), randomness="same")
+        out = bt.vmap(inner, randomness="different")(np.zeros((3, 5)))
+        assert (out == out[:, :1]).all() and len(np.unique(out[:, 0])) > 1
+
+
+def test_multivariate_normal_checks_each_examples_covariance():
+    good = np.array([[1.0, 0.2], [0.2, 1.0]])
+    bad = np.array([[1.0, 2.0], [2.0, 1.0]])  # not positive semi-definite
+    rng = bt.random.default_rng(0)
+    f = bt.vmap(lambda c: rng.multivariate_normal(np.zeros(2), c, size=3),
+                randomness="different")
+    assert f(np.stack([good, good])).shape == (2, 3, 2)
+    with pytest.warns(RuntimeWarning, match="positive-semidefinite"):
+        f(np.stack([good, bad]))
+    with pytest.raises(ValueError, match="positive-semidefinite"):
+        bt.vmap(lambda c: rng.multivariate_normal(np.zeros(2), c, check_valid="raise"),
+                randomness="different")(np.stack([good, bad]))
+    means = np.array([[0.0, 0.0], [100.0, -100.0]])
+    got = bt.vmap(lambda m: rng.multivariate_normal(m, good, size=500),
+                  randomness="different")(means)
+    np.testing.assert_allclose(got.mean(axis=1), means, atol=0.3)
+
+
+def test_no_example_draws_nothing():
+    rng = bt.random.default_rng(0)
+    for call, shape, dtype in [(lambda g: g.normal(size=3), (0, 3), np.float64),
+                               (lambda g: g.exponential(size=2), (0, 2), np.float64),
+                               (lambda g: g.geometric(0.5, size=2), (0, 2), np.int64),
+                               (lambda g: g.integers(0, 5, size=(2, 2)), (0, 2, 2), np.int64),
+                               (lambda g: g.gamma(2.0, size=3), (0, 3), np.float64),
+                               (lambda g: g.multinomial(5, [0.5, 0.5]), (0, 2), np.int64)]:
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore", bt.PerformanceWarning)
+            got = bt.vmap(lambda x: call(rng), randomness="different")(np.zeros(0))
+        assert got.shape == shape and got.dtype == dtype
 
 
 # ---- plain NumPy randomness inside vmap --------------------------------------------------------
