@@ -7,6 +7,8 @@
 (8,)
 """
 
+from typing import Any as _Any
+
 # The layers, bottom up (each imports only those below it; tests/test_architecture.py checks):
 # the class, its operators and the dispatcher; the boxed fallbacks (which fill the
 # dispatcher's slots); the rules and decompositions (which register themselves); the API.
@@ -36,7 +38,7 @@ __all__ = ["vmap", "vmap_level", "explain", "BatchedTensor", "batch_rule", "prim
 __version__ = "0.1.0"
 
 
-def __getattr__(name: str):
+def __getattr__(name: str) -> _Any:  # (Any: the attributes of the module it gives)
     # bt.onnx is imported on first use: it needs the optional onnx extra only when exporting.
     if name == "onnx":
         import importlib

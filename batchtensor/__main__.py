@@ -52,13 +52,13 @@ def main() -> None:
     want = np.stack([mlp_loss(x, y, params) for x, y in zip(xs, labels)])
     np.testing.assert_allclose(got, want, rtol=1e-12, atol=1e-12)
 
-    t_loop, t_vmap = None, None
+    t_loop = t_vmap = float("inf")
     for _ in range(2):  # interleave, so that machine drift hits both alike
         tl = _median_time(lambda: np.stack([mlp_loss(x, y, params)
                                             for x, y in zip(xs, labels)]), repeat=3, number=1)
         tv = _median_time(lambda: batched_loss(xs, labels, params))
-        t_loop = tl if t_loop is None else min(t_loop, tl)
-        t_vmap = tv if t_vmap is None else min(t_vmap, tv)
+        t_loop = min(t_loop, tl)
+        t_vmap = min(t_vmap, tv)
 
     print(__doc__.strip().splitlines()[0].replace("``", "") + "\n")
     print(f"per-example MLP loss, batch {batch}, {features} features -> {hidden} hidden -> "

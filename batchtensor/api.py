@@ -9,12 +9,13 @@ import sys
 import time
 import warnings
 from contextlib import contextmanager
-from typing import Any, Callable, Iterator
+from typing import Any, Callable, Iterator, Literal, Sequence, cast, overload
 
 import numpy as np
+from numpy.typing import NDArray
 
 from . import buffers, conversions
-from .config import FALLBACK_MODES, config
+from .config import FALLBACK_MODES, FallbackMode, config
 from .diagnostics import (raised_by_batchtensor, user_instruction, user_line, user_stacklevel,
                           user_store)
 from .errors import (BatchingError, ControlFlowError, DataDependentError, PerformanceWarning,
@@ -24,13 +25,18 @@ from .masked import BatchedMaskedArray, is_masked_batch
 from .levels import (GroupPass, Level, close_level, open_level, random_scope, restore_inputs,
                      resume_session, session_tick)
 from .numpy_random import stream_argument
-from .pytree import LEAF, broadcast_prefix, flatten, keystr, leaf_paths, unflatten
+from .pytree import LEAF, TreeDef, broadcast_prefix, flatten, keystr, leaf_paths, unflatten
 from .registry import RECORDERS, is_physical_type
 from .rules.ragged import is_ragged
 from .tensor import BatchedTensor, is_plain_array, new_batched, plain_array, take_returned
 
 __all__ = ["vmap", "vmap_level", "VmapLevel", "VmapFunction", "FallbackVmapFunction",
-           "unwrap_outputs"]
+           "unwrap_outputs", "ChunkSize", "Randomness"]
+
+#: what ``vmap``'s ``chunk_size`` may be
+ChunkSize = int | np.integer[Any] | Literal["auto"] | None
+#: what ``vmap``'s and ``vmap_level``'s ``randomness`` may be
+Randomness = Literal["error", "different", "same"]
 
 _PY_SCALARS = (int, float, complex, bool)
 
@@ -43,13 +49,13 @@ def _is_array(x: Any) -> bool:
     return hasattr(x, "shape") and hasattr(x, "ndim") and hasattr(x, "dtype")
 
 
-def _arg_names(func: Callable, n: int) -> list:
+def _arg_names(func: Callable[..., Any], n: int) -> list[str | None]:
     """Parameter names for positional arguments (for error messages only)."""
     try:
         params = list(inspect.signature(func).parameters.values())
     except (TypeError, ValueError):
         return [None] * n
-    names = []
+    names: list[str | None] = []
     for i in range(n):
         if i < len(params) and params[i].kind in (params[i].POSITIONAL_ONLY,
                                                   params[i].POSITIONAL_OR_KEYWORD):
@@ -61,7 +67,7 @@ def _arg_names(func: Callable, n: int) -> list:
     return names
 
 
-def _describe(func, args, path) -> str:
+def _describe(func: Callable[..., Any], args: tuple[Any, ...], path: tuple[Any, ...]) -> str:
     name = _arg_names(func, len(args))[path[0]] if path else None
     where = f"args{keystr(path)}"
     return f"{where} (argument {name!r})" if name else where
@@ -92,8 +98,9 @@ def _check_axes_spec(in_axes: Any, what: str) -> None:
 class VmapFunction:
     """The callable ``vmap`` returns (``functools.wraps`` keeps the wrapped function's name)."""
 
-    def __init__(self, func, in_axes, out_axes, axis_size, chunk_size, randomness,
-                 fallback=None):
+    def __init__(self, func: Callable[..., Any], in_axes: Any, out_axes: Any,
+                 axis_size: int | None, chunk_size: ChunkSize,
+                 randomness: Randomness, fallback: FallbackMode | None = None) -> None:
         functools.update_wrapper(self, func, updated=())  # not __dict__: a vmap of a vmap
         self.func = func
         self.in_axes = in_axes
@@ -110,7 +117,9 @@ class VmapFunction:
     def __repr__(self) -> str:
         return f"<vmap of {getattr(self.func, '__name__', self.func)!r}>"
 
-    def __call__(self, *args, **kwargs):
+    def __call__(self, *args: Any, **kwargs: Any) -> Any:
+        treedef: TreeDef | None
+        chunk: ChunkSize
         try:
             in_axes = self.in_axes
             axes = _array_axes(args, in_axes)
@@ -152,10 +161,11 @@ class VmapFunction:
             # "setting an array element with a sequence"; our own message is the cause.
             if getattr(e.__cause__, "batchtensor_conversion", False) \
                     or isinstance(e.__cause__, BatchingError):  # (bool(): into a bool array)
-                raise e.__cause__.with_traceback(e.__traceback__) from None
+                raise cast(BaseException, e.__cause__).with_traceback(e.__traceback__) from None
             raise
 
-    def _batch_size(self, leaves, axes, args, treedef) -> tuple[int, list]:
+    def _batch_size(self, leaves: Sequence[Any], axes: list[Any], args: tuple[Any, ...],
+                    treedef: TreeDef | None) -> tuple[int, list[Any]]:
         sizes = []
         norm = list(axes)
         for i, (leaf, ax) in enumerate(zip(leaves, axes)):
@@ -199,7 +209,9 @@ class VmapFunction:
                              + "\n".join(lines))
         return sizes[0][1], norm
 
-    def _run(self, leaves, axes, treedef, kwargs, size, offset=0, chunks=None):
+    def _run(self, leaves: Sequence[Any], axes: list[Any], treedef: TreeDef | None,
+             kwargs: dict[str, Any], size: int, offset: int = 0,
+             chunks: list[bool] | None = None) -> Any:
         """One vectorised pass over ``size`` examples; where only a per-example run can give
         the loop's result past some point of ``f`` (``errors.rerun_reason``), the whole
         function reruns once per example (unless ``fallback="error"``).
@@ -222,7 +234,7 @@ class VmapFunction:
             leaf if ax is not None else _read_only(leaf) for leaf, ax in zip(leaves, axes)]
         tick = session_tick()  # a rerun draws from here: the numbers this pass drew
         if config.fallback == "error":
-            first: list = []  # (watching writes: a new pass starts from the caller's values)
+            first: list[Level] = []  # (watching writes: a new pass starts from the caller's values)
             try:
                 if guarded is leaves:
                     return self._vectorised(leaves, axes, treedef, kwargs, size, offset, first)
@@ -251,7 +263,8 @@ class VmapFunction:
                 chunks.append(bool(first and first[0].saved))
             return out
         except BaseException as e:
-            found = rerun_reason(e) or _datetime_store(e, first)
+            # (not None where it is read: mypy cannot follow ``ours`` and ``guard_hit``)
+            found: Any = rerun_reason(e) or _datetime_store(e, first)
             ours = found is not None and found[0] is not None and first \
                 and found[0].id >= first[0].id
             if ours and (type(e) is SharedWriteError or _is_conversion(e)) \
@@ -311,7 +324,9 @@ class VmapFunction:
                         raise e from join_error
                     raise
 
-    def _again(self, level, tick, leaves, axes, treedef, kwargs, size, offset, chunks):
+    def _again(self, level: Level, tick: int, leaves: Sequence[Any], axes: list[Any],
+               treedef: TreeDef | None, kwargs: dict[str, Any], size: int, offset: int,
+               chunks: list[bool] | None) -> Any:
         """A new vectorised pass over the same examples (``buffers.learn_from`` learnt what
         stopped the last one), from the caller's values and drawing what it drew."""
         restore_inputs(level)
@@ -321,7 +336,8 @@ class VmapFunction:
             scope.rewind()
             return self._run(leaves, axes, treedef, kwargs, size, offset, chunks)
 
-    def _split(self, leaves, axes, treedef, kwargs, offset, truth, scope):
+    def _split(self, leaves: Sequence[Any], axes: list[Any], treedef: TreeDef | None,
+               kwargs: dict[str, Any], offset: int, truth: NDArray[np.bool_], scope: Any) -> Any:
         """The examples disagree at an ``if`` / ``while`` (``truth``: each one's answer): run
         ``f`` again on each group of examples that agree, vectorised, splitting a group again
         where its examples disagree further on, and put the groups' results back in the
@@ -353,7 +369,8 @@ class VmapFunction:
             return _NO_SPLIT
         every = np.arange(len(truth))
         clock = time.perf_counter
-        groups = []  # (the examples' indices, their result)
+        # (the examples' indices, their result, the rows of it that are theirs or None for all)
+        groups: list[tuple[NDArray[np.intp], Any, NDArray[np.intp] | None]] = []
         # what one example costs run alone (a few run, for a fixed cost spread over them;
         # the first half untimed: a process's first per-example run can cost tens of times
         # the next, which would let splitting take that many times too long)
@@ -387,7 +404,7 @@ class VmapFunction:
             passes += 1
             sub = [_read_only(leaf) if ax is None else _examples(leaf, part, ax)
                    for leaf, ax in zip(leaves, axes)]
-            first: list = []
+            first: list[Level] = []
             group_pass = GroupPass() if goes_on else None
             start = clock()
             try:
@@ -431,7 +448,8 @@ class VmapFunction:
             return _NO_SPLIT
         return _synced(merged, sub, leaves, axes), len(groups)
 
-    def _one_by_one(self, leaves, axes, treedef, kwargs, part, offset, scope):
+    def _one_by_one(self, leaves: Sequence[Any], axes: list[Any], treedef: TreeDef | None,
+                    kwargs: dict[str, Any], part: NDArray[np.intp], offset: int, scope: Any) -> Any:
         """The examples ``part`` run once per example, on copies of them, their results
         stacked; ``_NO_SPLIT`` where one raises or writes into its copy (the per-example rerun
         on the caller's arrays then does what the loop does)."""
@@ -446,7 +464,9 @@ class VmapFunction:
             return _NO_SPLIT
         return out
 
-    def _unmapped_writes(self, leaves, axes, treedef, kwargs, size, offset, e, scope):
+    def _unmapped_writes(self, leaves: Sequence[Any], axes: list[Any], treedef: TreeDef | None,
+                         kwargs: dict[str, Any], size: int, offset: int, e: BaseException,
+                         scope: Any) -> Any:
         """``f`` writes into an argument that is not mapped, which the loop does once per
         example: ``a += 1`` accumulates, and each example reads what the ones before it wrote.
 
@@ -494,13 +514,14 @@ class VmapFunction:
                     np.copyto(leaves[j], state[j])
         return out
 
-    def _trial(self, state, axes, treedef, kwargs, size, offset, guard_error):
+    def _trial(self, state: list[Any], axes: list[Any], treedef: TreeDef | None,
+               kwargs: dict[str, Any], size: int, offset: int, guard_error: BaseException) -> Any:
         """A pass on the copies ``state``; a value that differs per example written into an
         array the caller shares raises the clear error, as a SharedWriteError: a
         SharedWriteError into one, the conversion ``TypeError`` of ``out[i] = x`` into one, or
         a conversion at the very call or store that met the read-only view in the first pass
         (``guard_error``: ``a.fill(v)`` converts ``v`` to write it into ``a``)."""
-        first: list = []
+        first: list[Level] = []
         try:
             return self._vectorised(state, axes, treedef, kwargs, size, offset, first)
         except BaseException as trial:
@@ -516,8 +537,10 @@ class VmapFunction:
                 raise _shared_write(trial, found[0]) from trial
             raise
 
-    def _loop_for_unmapped_writes(self, leaves, axes, treedef, kwargs, size, offset, e, scope,
-                                  trial):
+    def _loop_for_unmapped_writes(self, leaves: Sequence[Any], axes: list[Any],
+                                  treedef: TreeDef | None, kwargs: dict[str, Any], size: int,
+                                  offset: int, e: BaseException, scope: Any,
+                                  trial: BaseException | None) -> Any:
         if config.fallback == "error":
             if trial is not None:
                 raise trial
@@ -532,8 +555,9 @@ class VmapFunction:
                                "the loop does once per example", e)
         return self._per_example(leaves, axes, treedef, kwargs, size, offset, scope)
 
-    def _vectorised(self, leaves, axes, treedef, kwargs, size, offset, first=None,
-                    group_pass=None):
+    def _vectorised(self, leaves: Sequence[Any], axes: list[Any], treedef: TreeDef | None,
+                    kwargs: dict[str, Any], size: int, offset: int,
+                    first: list[Level] | None = None, group_pass: GroupPass | None = None) -> Any:
         level = open_level(size, self.randomness, offset, VmapLevel)
         level.buffers = False  # the arrays f creates are buffers (batchtensor.buffers)
         level.group_pass = group_pass
@@ -566,7 +590,8 @@ class VmapFunction:
             buffers.leave(module)
             conversions.leave()
 
-    def _per_example(self, leaves, axes, treedef, kwargs, size, offset, scope):
+    def _per_example(self, leaves: Sequence[Any], axes: list[Any], treedef: TreeDef | None,
+                     kwargs: dict[str, Any], size: int, offset: int, scope: Any) -> Any:
         """``f`` once per example, on the example's own (writeable) views of the arguments, and
         the results stacked as the loop stacks them. The examples run at one level of size
         one (``Level.per_example``), its offset moved to each example in turn: ``bt.random``
@@ -611,7 +636,7 @@ class VmapFunction:
             close_level(level)
         return self._stack(outs)
 
-    def _stack(self, outs: list):
+    def _stack(self, outs: list[Any]) -> Any:
         """The examples' results stacked along their out axes, as the loop's ``np.stack``;
         an ``out_axes=None`` output is the first example's."""
         kinds = set(map(type, outs))  # (one look per type, not per example: B may be 10^4)
@@ -643,7 +668,7 @@ class VmapFunction:
         return stacked[0] if td is None else unflatten(td, stacked)
 
     @staticmethod
-    def _columns(outs: list, first: list) -> list:
+    def _columns(outs: list[Any], first: list[Any]) -> list[list[Any]]:
         """The examples' output leaves, one list per leaf."""
         columns = [[x] for x in first]
         for out in outs[1:]:
@@ -655,13 +680,15 @@ class VmapFunction:
                 col.append(x)
         return columns
 
-    def _chunked(self, leaves, axes, treedef, kwargs, size, chunk, offset=0):
+    def _chunked(self, leaves: Sequence[Any], axes: list[Any], treedef: TreeDef | None,
+                 kwargs: dict[str, Any], size: int, chunk: int | np.integer[Any],
+                 offset: int = 0) -> Any:
         """Run ``[start, start + chunk)`` slices one after the other and concatenate.
 
         Every pass rewinds the random session, so ``bt.random`` keys example i the same way
         whatever the split (``offset`` is the global index of ``leaves``' first example)."""
         results = []
-        chunks: list | None = [] if any(  # see _run
+        chunks: list[bool] | None = [] if any(  # see _run
             ax is None and type(leaf) is np.ndarray and leaf.flags.writeable
             for leaf, ax in zip(leaves, axes)) else None
         with random_scope() as scope:
@@ -688,7 +715,7 @@ class VmapFunction:
                         raise
         return self._join(results)
 
-    def _join(self, results: list):
+    def _join(self, results: list[Any]) -> Any:
         """The outputs of consecutive runs over parts of the batch, concatenated along their
         out axes (an ``out_axes=None`` output is the first run's)."""
         outs, td = flatten(results[0])
@@ -718,7 +745,7 @@ def _the_examples(out: Any, level: Level) -> Any:
                           for x in leaves])
 
 
-def _backend(leaves: list, axes: list) -> Any:
+def _backend(leaves: Sequence[Any], axes: list[Any]) -> Any:
     """A mapped argument that is not a NumPy array (CuPy, the ONNX recorder), or the one an
     outer level draws on: where bt.random draws (``Level.like``)."""
     for leaf, ax in zip(leaves, axes):
@@ -736,7 +763,7 @@ class FallbackVmapFunction(VmapFunction):
     """A vmap with its own ``fallback=``: the setting holds on this thread while it runs (also
     for the per-op loop fallback inside). A subclass, so that the common vmap pays nothing."""
 
-    def __call__(self, *args, **kwargs):
+    def __call__(self, *args: Any, **kwargs: Any) -> Any:
         with config(fallback=self.fallback):
             return super().__call__(*args, **kwargs)
 
@@ -745,7 +772,7 @@ class _Unstackable(DataDependentError):
     """The results of the parts of a batch differ in shape (``_concatenate``)."""
 
 
-def _concatenate(parts: list, axis: int):
+def _concatenate(parts: list[Any], axis: int) -> Any:
     """The parts of one output along its out axis; parts whose other dimensions differ are the
     per-example results' shapes differing, which the loop's np.stack refuses too."""
     try:
@@ -754,7 +781,7 @@ def _concatenate(parts: list, axis: int):
         raise _unstackable(parts, " with the batch axis") from e
 
 
-def _unstackable(parts: list, which: str) -> _Unstackable:
+def _unstackable(parts: list[Any], which: str) -> _Unstackable:
     shapes = ", ".join(map(str, sorted({tuple(np.shape(p)) for p in parts})))
     return _Unstackable(f"vmap: the examples' results have different shapes ({shapes}{which}), "
                         f"so they cannot be stacked into one array, as the per-example loop's "
@@ -766,7 +793,7 @@ def _first_line(e: BaseException) -> str:
     return f"{type(e).__name__}: {text.splitlines()[0] if text else ''}"
 
 
-def _into_shared_state(e: BaseException, func: Any, leaves: list, axes: list) -> bool:
+def _into_shared_state(e: BaseException, func: Any, leaves: Sequence[Any], axes: list[Any]) -> bool:
     """Whether the write ``e`` refused goes into an array the caller shares with the function:
     an argument passed unmapped (``in_axes=None``, or batched at an outer level only), or one
     the function reaches through its closure, its defaults, its object's attributes or its
@@ -781,11 +808,11 @@ def _into_shared_state(e: BaseException, func: Any, leaves: list, axes: list) ->
     return any(_overlap(t, a) for t in targets for a in arrays)
 
 
-def _reachable(func: Any, named_only: bool = False) -> list:
+def _reachable(func: Any, named_only: bool = False) -> list[Any]:
     """What ``func`` reaches without arguments: its closure, its defaults, its object's
     attributes, its module's globals (``named_only``: those its own code names), through
     partials and bound methods."""
-    shared: list = []
+    shared: list[Any] = []
     seen = 0
     while func is not None and seen < 4:  # through partials and bound methods
         seen += 1
@@ -805,7 +832,7 @@ def _reachable(func: Any, named_only: bool = False) -> list:
     return shared
 
 
-def _aliased(leaves: list, arrays: list, func: Any) -> bool:
+def _aliased(leaves: Sequence[Any], arrays: list[int], func: Any) -> bool:
     """Whether copies of the array arguments would lose a link the loop keeps: two arguments
     sharing memory, or one sharing memory with an array ``f`` reaches by itself."""
     plain = [leaves[j] for j in arrays]
@@ -838,8 +865,8 @@ def _same_tree(a: Any, b: Any) -> bool:
 
 def _is_conversion(e: BaseException) -> bool:
     """A conversion of a batched value refused (NumPy may wrap it in a ValueError)."""
-    return getattr(e, "batchtensor_conversion", False) \
-        or getattr(e.__cause__, "batchtensor_conversion", False)
+    return cast(bool, getattr(e, "batchtensor_conversion", False)  # (set True, or unset)
+                or getattr(e.__cause__, "batchtensor_conversion", False))
 
 
 _NO_SPLIT = object()  # VmapFunction._split: the batch cannot be split into groups
@@ -856,35 +883,36 @@ _SPLIT_SHARE = 0.05  # of the examples' time alone, what passes may take unpaid 
 _PROBE = 16  # examples run alone to time one (_split)
 
 
-def _examples(leaf: np.ndarray, part: np.ndarray, ax: int) -> np.ndarray:
+def _examples(leaf: NDArray[Any], part: NDArray[np.intp], ax: int) -> NDArray[Any]:
     """A copy of the examples ``part`` of ``leaf`` along ``ax``, read-only where it is."""
     taken = np.take(leaf, part, axis=ax)
     taken.flags.writeable = leaf.flags.writeable
     return taken
 
 
-def _leaf_out_axes(out_axes: Any, tree: Any, n: int) -> list:
+def _leaf_out_axes(out_axes: Any, tree: Any, n: int) -> list[Any]:
     """``out_axes`` for each of the ``n`` leaves of one example's output ``tree``."""
     if out_axes is None or isinstance(out_axes, int):
         return [out_axes] * n
     return broadcast_prefix(out_axes, tree, "out_axes", "output")
 
 
-def _left_behind(part: np.ndarray, group_pass: GroupPass, e: BaseException | None,
-                 first: list) -> list:
+def _left_behind(part: NDArray[np.intp], group_pass: GroupPass, e: BaseException | None,
+                 first: list[Level]) -> list[tuple[NDArray[np.intp], bool]]:
     """The groups of ``part`` that a ``GroupPass`` whose results cannot be used had split it
     into, each to run on its own: the ones it left behind, and the one it still followed,
     split by ``e`` where that is its examples' disagreement (else on a plain pass, which
     stops where its examples disagree)."""
     groups = [(part[g], True) for g in group_pass.left]
-    active = group_pass.active
+    active = cast(NDArray[np.intp], group_pass.active)  # (a pass that went on: it is set)
     if type(e) is ControlFlowError and first and e.level is first[0] and e.truth is not None:
         said = e.truth[active]
         return groups + [(part[g], True) for g in (active[said], active[~said]) if len(g)]
     return groups + [(part[active], False)]
 
 
-def _merge_groups(groups: list, out_axes: Any) -> Any:
+def _merge_groups(groups: list[tuple[NDArray[np.intp], Any, NDArray[np.intp] | None]],
+                  out_axes: Any) -> Any:
     """The groups' results (each batched along ``out_axes`` over its examples) as one result
     over every example, in their order; ``_NO_SPLIT`` where the groups' results do not line
     up (another structure, a leaf that is no array, other shapes). A group is ``(its examples,
@@ -921,7 +949,7 @@ def _shared_write(e: BaseException, level: Level) -> SharedWriteError:
     return SharedWriteError(str(cause), level)
 
 
-def _written(e: BaseException) -> tuple:
+def _written(e: BaseException) -> tuple[Any, ...]:
     """The arrays a refused write went into: a SharedWriteError's targets, or the plain array
     of ``out[i] = x`` whose conversion of a batched ``x`` failed (NumPy may wrap that error)."""
     if type(e) is SharedWriteError:
@@ -933,12 +961,15 @@ def _written(e: BaseException) -> tuple:
     return ()
 
 
-def _overlap(a: np.ndarray, b: np.ndarray) -> bool:
+def _overlap(a: NDArray[Any], b: NDArray[Any]) -> bool:
     """Whether ``a`` and ``b`` share memory; where the exact answer is too costly, yes."""
     if not np.may_share_memory(a, b):
         return False
     try:
-        return bool(np.shares_memory(a, b, max_work=10_000))
+        # (NumPy's stubs allow -1 and 0 only, the function any bound; the stubs differ between
+        # NumPy versions: unused-ignore)
+        shared = np.shares_memory(a, b, max_work=10_000)  # type: ignore[arg-type, unused-ignore]
+        return bool(shared)
     except np.exceptions.TooHardError:
         return True
 
@@ -949,7 +980,7 @@ def _innermost(x: Any) -> Any:
     return x
 
 
-def _foreign_refusal(e: BaseException, level: Level) -> bool:
+def _foreign_refusal(e: BaseException, level: Level) -> bool | None:
     """Whether ``e`` may be code that needs a real ndarray meeting a batched value or a buffer
     (``buffers``), where it would have converted a plain one: a compiled function with a typed
     argument, ``set(x)`` of a value whose elements cannot be hashed, a check of ``type(x)``.
@@ -960,7 +991,7 @@ def _foreign_refusal(e: BaseException, level: Level) -> bool:
         and not raised_by_batchtensor(e)
 
 
-def _writes_into_guard(e: BaseException, guarded: list, leaves: list) -> bool:
+def _writes_into_guard(e: BaseException, guarded: Sequence[Any], leaves: Sequence[Any]) -> bool:
     """Whether ``e`` may be a write into one of the read-only views of unmapped arguments the
     first pass gave ``f`` (NumPy's "read-only" / "writeable" errors, when one was made)."""
     if not isinstance(e, (ValueError, TypeError)) or all(g is x for g, x in zip(guarded, leaves)):
@@ -969,7 +1000,7 @@ def _writes_into_guard(e: BaseException, guarded: list, leaves: list) -> bool:
     return "read-only" in text or "writeable" in text or "not acceptable" in text  # np.dot
 
 
-def _warn_rerun(func, reason: str, e: BaseException, split: int = 0) -> None:
+def _warn_rerun(func: Any, reason: str, e: BaseException, split: int = 0) -> None:
     """One PerformanceWarning naming the function, the reason and the user's line. Its text
     is the same on every call from one place, so Python's warning filters show it once per
     place by default. ``split``: the function ran again on that many groups of examples that
@@ -991,7 +1022,7 @@ def _warn_rerun(func, reason: str, e: BaseException, split: int = 0) -> None:
         PerformanceWarning, stacklevel=user_stacklevel())
 
 
-def _array_axes(args: tuple, in_axes: Any) -> list | None:
+def _array_axes(args: tuple[Any, ...], in_axes: Any) -> list[Any] | None:
     """Per-argument axes when every mapped argument is an ndarray or a BatchedTensor (the
     common call); None sends the call down the general path (pytrees, checks, messages)."""
     n = len(args)
@@ -1008,7 +1039,7 @@ def _array_axes(args: tuple, in_axes: Any) -> list | None:
     return axes
 
 
-def _common_size(args: tuple, axes: list) -> int | None:
+def _common_size(args: tuple[Any, ...], axes: list[Any]) -> int | None:
     """The batch size, with ``axes`` made non-negative in place; None if an axis is out of
     range, the sizes differ or nothing is mapped (the general path raises the error)."""
     size = None
@@ -1030,7 +1061,8 @@ def _common_size(args: tuple, axes: list) -> int | None:
     return size
 
 
-def _mapped_input(leaf: Any, func, args: tuple, treedef, i: int) -> Any:
+def _mapped_input(leaf: Any, func: Callable[..., Any], args: tuple[Any, ...],
+                  treedef: TreeDef | None, i: int) -> Any:
     """A mapped argument as vmap batches it: arrays of a backend as they are; ndarray subclasses
     as ``tensor.plain_array`` decides; other objects that NumPy converts to an array (a pandas
     Series or DataFrame, an xarray DataArray, a torch CPU tensor, anything with ``__array__``
@@ -1047,7 +1079,7 @@ def _mapped_input(leaf: Any, func, args: tuple, treedef, i: int) -> Any:
     return leaf
 
 
-def _datetime_store(e: BaseException, first: list) -> tuple | None:
+def _datetime_store(e: BaseException, first: list[Level]) -> tuple[Level, str] | None:
     """``out[key] = x`` with ``out`` a plain datetime64 / timedelta64 array and ``x`` batched:
     NumPy converts ``x`` without any protocol a BatchedTensor could answer ("Could not convert
     object to NumPy datetime"), so the conversion error that reruns the function per example
@@ -1062,23 +1094,25 @@ def _datetime_store(e: BaseException, first: list) -> tuple | None:
     return first[0], f"a batched value is converted (to a datetime64 / timedelta64) at {line}"
 
 
-def _func_name(func) -> str:
+def _func_name(func: Any) -> str:
     return getattr(func, "__name__", None) or type(func).__name__
 
 
-def _synced(out: Any, guarded: list, leaves: list, axes: list) -> Any:
+def _synced(out: Any, guarded: Sequence[Any], leaves: Sequence[Any], axes: list[Any]) -> Any:
     """``out``, once the shape or dtype the function set on a read-only view of an unmapped
     argument (``a.shape = (4, 3)``, which the loop sets on the argument itself) is set on the
     argument too."""
     for g, x, ax in zip(guarded, leaves, axes):
         if ax is None and g is not x and type(x) is np.ndarray \
                 and (g.shape != x.shape or g.dtype != x.dtype):
-            x.dtype = g.dtype  # (set on a view of x's own memory, so valid on x)
+            # (set on a view of x's own memory, so valid on x; NumPy's stubs leave the setter out,
+            # in some versions)
+            x.dtype = g.dtype  # type: ignore[misc, unused-ignore]
             x.shape = g.shape
     return out
 
 
-def _read_only(leaf):
+def _read_only(leaf: Any) -> Any:
     """A read-only view of a writeable NumPy argument that is not mapped, for a pass that may
     be rerun."""
     if type(leaf) is np.ndarray and leaf.flags.writeable:
@@ -1091,7 +1125,7 @@ _AUTO_CHUNK_BYTES = 2 << 20  # about one L2 cache
 _AUTO_MIN_EXAMPLE_BYTES = 64 << 10
 
 
-def _auto_chunk(leaves, axes, size: int) -> int | None:
+def _auto_chunk(leaves: Sequence[Any], axes: Sequence[Any], size: int) -> int | None:
     """chunk_size="auto": examples per chunk so that a chunk's mapped inputs fill about one
     L2 cache; None (one pass) when examples are small and the per-op overhead dominates, or
     when a chunk would hold a single example and nothing else (that is the loop, with its
@@ -1129,7 +1163,7 @@ def _outer_examples(leaf: BatchedTensor) -> int:
     return n
 
 
-def _wrap_input(leaf, ax, level: Level) -> BatchedTensor:
+def _wrap_input(leaf: Any, ax: int, level: Level) -> BatchedTensor:
     t = type(leaf)
     if t is BatchedTensor:
         leaf._level.check_alive()
@@ -1165,7 +1199,7 @@ class VmapLevel(Level):
 
 
 @contextmanager
-def vmap_level(size: int | None = None, *, randomness: str = "error",
+def vmap_level(size: int | None = None, *, randomness: Randomness = "error",
                offset: int = 0) -> Iterator[VmapLevel]:
     """Open a vmap level by hand (functorch's manual form).
 
@@ -1180,7 +1214,7 @@ def vmap_level(size: int | None = None, *, randomness: str = "error",
     ...     level.unwrap(total)
     array([1., 5., 9.])
     """
-    level = open_level(size, randomness, offset, VmapLevel)
+    level = cast(VmapLevel, open_level(size, randomness, offset, VmapLevel))
     conversions.enter()
     try:
         yield level
@@ -1189,9 +1223,24 @@ def vmap_level(size: int | None = None, *, randomness: str = "error",
         conversions.leave()
 
 
-def vmap(func: Callable | None = None, in_axes: Any = 0, out_axes: Any = 0, *,
-         axis_size: int | None = None, chunk_size: int | str | None = None,
-         randomness: str = "error", fallback: str | None = None) -> Callable:
+@overload
+def vmap(func: Callable[..., Any], in_axes: Any = 0, out_axes: Any = 0, *,
+         axis_size: int | np.integer[Any] | None = None, chunk_size: ChunkSize = None,
+         randomness: Randomness = "error",
+         fallback: FallbackMode | None = None) -> VmapFunction: ...
+
+
+@overload
+def vmap(func: None = None, in_axes: Any = 0, out_axes: Any = 0, *,
+         axis_size: int | np.integer[Any] | None = None, chunk_size: ChunkSize = None,
+         randomness: Randomness = "error",
+         fallback: FallbackMode | None = None) -> Callable[[Callable[..., Any]], VmapFunction]: ...
+
+
+def vmap(func: Callable[..., Any] | None = None, in_axes: Any = 0, out_axes: Any = 0, *,
+         axis_size: int | np.integer[Any] | None = None, chunk_size: ChunkSize = None,
+         randomness: Randomness = "error", fallback: FallbackMode | None = None
+         ) -> VmapFunction | Callable[[Callable[..., Any]], VmapFunction]:
     """Vectorise a per-example function over a batch.
 
     ``vmap(f, in_axes, out_axes)(*args)`` equals stacking ``f(example_i)`` along ``out_axes``,
@@ -1263,13 +1312,13 @@ def vmap(func: Callable | None = None, in_axes: Any = 0, out_axes: Any = 0, *,
 
 
 # ---- outputs ------------------------------------------------------------------------------------
-def _root(a: np.ndarray) -> np.ndarray:
+def _root(a: NDArray[Any]) -> NDArray[Any]:
     while type(a.base) is np.ndarray:
         a = a.base
     return a
 
 
-def _not_a_view_of_inputs(out: Any, leaves: list, axes: list) -> Any:
+def _not_a_view_of_inputs(out: Any, leaves: Sequence[Any], axes: list[Any]) -> Any:
     """The loop's ``np.stack`` makes new arrays; ``f`` returning its input (or a view of it)
     would hand back the caller's array itself, so that writing into the result changed the
     input. Such outputs are copied (an output merely computed from the inputs is not a view)."""
@@ -1301,14 +1350,14 @@ def unwrap_outputs(level: Level, tree: Any, out_axes: Any, what: str = "out_axes
     else:
         axes = broadcast_prefix(out_axes, tree, what, "output")
 
-    def where(i):
+    def where(i: int) -> Callable[[], str]:
         return lambda: f"{what}{keystr(leaf_paths(tree)[i])}"
 
     return unflatten(td, [_unwrap_leaf(level, leaf, ax, where(i))
                           for i, (leaf, ax) in enumerate(zip(leaves, axes))])
 
 
-def _out_of_range(where, ax, nd) -> ValueError:
+def _out_of_range(where: Callable[[], str], ax: int, nd: int) -> ValueError:
     return ValueError(f"vmap: {where()}={ax} is out of range for an output with {nd - 1} dims "
                       f"per example (expected {-nd} <= axis < {nd})")
 

@@ -49,6 +49,7 @@ import re
 import sys
 import threading
 import types
+from types import FrameType
 from typing import Any
 
 import numpy as np
@@ -89,7 +90,8 @@ def batched_at_its_level(buffer: LocalBuffer, what: str) -> Any:
     levels = [lv for lv in active_levels() if lv.buffers is not None]
     if any(lv.size is None for lv in levels):
         return buffer
-    like = np.zeros(tuple(lv.size for lv in levels))
+    sizes: tuple[Any, ...] = tuple(lv.size for lv in levels)  # (ints: checked above)
+    like: Any = np.zeros(sizes)
     for lv in levels:
         like = new_batched(like, 0, lv)
     buffer._promote((like,), what)
@@ -178,14 +180,14 @@ class LocalBuffer:
     """
 
     __slots__ = ("_value", "_bdim", "_level", "_array0d")  # BatchedTensor's: promotion swaps
-    __hash__ = None
+    __hash__ = None  # type: ignore[assignment]  # (unhashable, as the array it stands for)
 
     def __init__(self, value: Any, level: Level):
         self._value = value
         self._bdim = None
         self._level = level
 
-    @property
+    @property  # type: ignore[misc]  # (read-only: object's __class__ can be assigned)
     def __class__(self):
         return np.ndarray  # isinstance(out, np.ndarray), as for the plain array it stands for
 
@@ -202,7 +204,7 @@ class LocalBuffer:
         # that is itself a view (``_DERIVED``) shares its memory with another array
         if sys.getrefcount(self._value) > 2 or self._value.base is not None or \
                 not all(set(c) <= widest for c in chains):
-            err = TypeError(
+            err: Any = TypeError(  # (with the attributes of a refused conversion)
                 f"{what}: a batched value is written into an array the function created, "
                 f"which would make it batched, but a view of that array (or the array itself, "
                 f"handed out by np.asarray) is still in use and would not see the write. Write "
@@ -281,7 +283,7 @@ class LocalBuffer:
     def fill(self, value) -> None:
         if type(value) is BatchedTensor:
             self._promote(value, "x.fill(value)")
-            BatchedTensor.fill(self, value)
+            BatchedTensor.fill(self, value)  # type: ignore[arg-type]  # (promoted: one now)
             return
         self._value.fill(value)
 
@@ -382,13 +384,13 @@ for _name, _ufunc in (("add", np.add), ("sub", np.subtract), ("mul", np.multiply
                       ("or", np.bitwise_or), ("xor", np.bitwise_xor),
                       ("lshift", np.left_shift), ("rshift", np.right_shift)):
     setattr(LocalBuffer, f"__i{_name}__", _inplace(_ufunc))
-LocalBuffer.__imatmul__ = _inplace(np.matmul)
-LocalBuffer.__divmod__ = lambda self, other: divmod(self._value, _plain_args(other))
-LocalBuffer.__rdivmod__ = lambda self, other: divmod(_plain_args(other), self._value)
-LocalBuffer.__neg__ = lambda self: -self._value
-LocalBuffer.__pos__ = lambda self: +self._value
-LocalBuffer.__abs__ = lambda self: abs(self._value)
-LocalBuffer.__invert__ = lambda self: ~self._value
+setattr(LocalBuffer, "__imatmul__", _inplace(np.matmul))
+setattr(LocalBuffer, "__divmod__", lambda self, other: divmod(self._value, _plain_args(other)))
+setattr(LocalBuffer, "__rdivmod__", lambda self, other: divmod(_plain_args(other), self._value))
+setattr(LocalBuffer, "__neg__", lambda self: -self._value)
+setattr(LocalBuffer, "__pos__", lambda self: +self._value)
+setattr(LocalBuffer, "__abs__", lambda self: abs(self._value))
+setattr(LocalBuffer, "__invert__", lambda self: ~self._value)
 
 
 # ---- the buffer makers ----------------------------------------------------------------------
@@ -411,7 +413,7 @@ def _maker(name: str):
     make.__name__ = make.__qualname__ = name
     make.__doc__ = (f"``numpy.{name}``, whose result inside a vmap is per-example state "
                     f"(batchtensor.buffers).\n\n{original.__doc__ or ''}")
-    make.__wrapped__ = original
+    make.__wrapped__ = original  # type: ignore[attr-defined]  # (a function's attribute)
     return make
 
 
@@ -431,7 +433,7 @@ def _like_maker(name: str):
     make.__name__ = make.__qualname__ = name
     make.__doc__ = (f"``numpy.{name}``, whose result inside a vmap is per-example state "
                     f"(batchtensor.buffers).\n\n{original.__doc__ or ''}")
-    make.__wrapped__ = original
+    make.__wrapped__ = original  # type: ignore[attr-defined]  # (a function's attribute)
     return make
 
 
@@ -581,7 +583,7 @@ def _namespace_maker(name: str, original: Any) -> Any:
         return maker(*args, **kwargs)
 
     make.__name__ = make.__qualname__ = name
-    make.__wrapped__ = original
+    make.__wrapped__ = original  # type: ignore[attr-defined]  # (a function's attribute)
     return make
 
 
@@ -689,6 +691,9 @@ def learn_from(exc: BaseException, learnt: list, own: dict | None) -> bool:
     once). Its ``np`` stays ``numpy`` (``enter(g, whole=False)``), so an array made there
     by ``np.zeros`` is no buffer."""
     tb = exc.__traceback__ or getattr(exc.__cause__, "__traceback__", None)
+    frame: FrameType | None
+    lineno: Any
+    lasti: Any  # (ints wherever frame is set)
     frame = lineno = lasti = None
     while tb is not None:  # the innermost frame outside NumPy and batchtensor
         name = str(tb.tb_frame.f_globals.get("__name__", ""))

@@ -10,19 +10,21 @@ from __future__ import annotations
 
 import threading
 from contextlib import contextmanager
-from typing import Iterator
+from typing import Iterator, Literal
 
-__all__ = ["Config", "config", "FALLBACK_MODES"]
+__all__ = ["Config", "config", "FALLBACK_MODES", "FallbackMode"]
 
-FALLBACK_MODES = ("warn", "silent", "error")
+#: what ``fallback`` may be (``Config``)
+FallbackMode = Literal["warn", "silent", "error"]
+FALLBACK_MODES: tuple[FallbackMode, ...] = ("warn", "silent", "error")
 
 
 class _ThreadSettings(threading.local):
     """This thread's overrides (None: the global value). Class attributes as the defaults: a
     missing attribute of a ``threading.local`` costs an AttributeError on every read."""
 
-    fallback = None
-    intercept_numpy = None
+    fallback: FallbackMode | None = None
+    intercept_numpy: bool | None = None
 
 
 class Config:
@@ -51,16 +53,16 @@ class Config:
     __slots__ = ("_fallback", "_intercept_numpy", "_local")
 
     def __init__(self) -> None:
-        self._fallback = "warn"
+        self._fallback: FallbackMode = "warn"
         self._intercept_numpy = True
         self._local = _ThreadSettings()
 
     @property
-    def fallback(self) -> str:
+    def fallback(self) -> FallbackMode:
         return self._local.fallback or self._fallback
 
     @fallback.setter
-    def fallback(self, mode: str) -> None:
+    def fallback(self, mode: FallbackMode) -> None:
         self._fallback = _checked_fallback(mode)
 
     @property
@@ -73,7 +75,7 @@ class Config:
         self._intercept_numpy = bool(value)
 
     @contextmanager
-    def __call__(self, *, fallback: str | None = None,
+    def __call__(self, *, fallback: FallbackMode | None = None,
                  intercept_numpy: bool | None = None) -> Iterator[Config]:
         """Settings for the current thread, until the ``with`` block ends."""
         saved = {k: getattr(self._local, k) for k in ("fallback", "intercept_numpy")}
@@ -92,7 +94,7 @@ class Config:
                 f"intercept_numpy={self.intercept_numpy!r})")
 
 
-def _checked_fallback(mode: str) -> str:
+def _checked_fallback(mode: str) -> FallbackMode:
     if mode not in FALLBACK_MODES:
         raise ValueError(f"bt.config.fallback must be one of {FALLBACK_MODES}, got {mode!r}")
     return mode

@@ -88,7 +88,7 @@ def _like_call(name: str):
     convert.__name__ = convert.__qualname__ = name
     convert.__doc__ = (f"``numpy.{name}``, which keeps a batched value batched inside a vmap "
                        f"(batchtensor.conversions).\n\n{original.__doc__ or ''}")
-    convert.__wrapped__ = original
+    convert.__wrapped__ = original  # type: ignore[attr-defined]  # (a function's attribute)
     return convert
 
 
@@ -202,7 +202,7 @@ class _Swap:
 
     __slots__ = ("namespace", "originals", "replacements")
 
-    def __init__(self, namespace: dict, originals: dict, replacements: dict):
+    def __init__(self, namespace: Any, originals: Any, replacements: Any):
         self.namespace, self.originals, self.replacements = namespace, originals, replacements
 
 

@@ -12,6 +12,7 @@ import dis
 import linecache
 import os
 import sys
+from types import FrameType
 from typing import Any
 
 import numpy as np
@@ -44,7 +45,7 @@ _HELP = (
 
 def _frames(depth: int):
     try:
-        f = sys._getframe(depth + 1)
+        f: FrameType | None = sys._getframe(depth + 1)
     except ValueError:
         return
     while f is not None:

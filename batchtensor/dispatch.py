@@ -19,6 +19,7 @@ import dis
 import functools
 import operator
 import sys
+from types import FrameType
 from typing import Any
 
 import numpy as np
@@ -297,7 +298,7 @@ def ufunc_call(ufunc, method: str, inputs: tuple, kwargs: dict) -> Any:
         if e.level is None:
             e.level = scan_level(kwargs, scan_level(inputs))
         if type(e) is SharedWriteError:
-            out = kwargs.get("out")
+            out: Any = kwargs.get("out")
             if e.level is not None and e.level.size == 0 and (out or method == "at"):
                 # no example writes: the loop over none leaves the arrays as they are
                 return None if method == "at" else out[0] if len(out) == 1 else out
@@ -362,7 +363,7 @@ def caught_on_the_way(stop) -> bool:
     ``is_lazy_array`` does, for a value that refuses ``bool()``), as the first pass of vmap's
     groups saw it do, so a group's pass raises there too rather than follow one side. Where
     the exception table cannot be read (Python 3.10), yes."""
-    frame = sys._getframe(1)
+    frame: FrameType | None = sys._getframe(1)
     while frame is not None and frame is not stop:
         if not frame.f_globals.get("__name__", "").startswith("batchtensor") \
                 and _handled(frame.f_code, frame.f_lasti):
@@ -397,7 +398,8 @@ def _handlers(code) -> tuple | None:
     ``"cleanup"`` (the interpreter's, around a handler), ``"keeps"`` (any other)."""
     try:
         bytecode = dis.Bytecode(code)
-        entries = bytecode.exception_entries
+        # (Python 3.11's exception table, which typeshed's Bytecode leaves out)
+        entries = bytecode.exception_entries  # type: ignore[attr-defined]
     except AttributeError:
         return None
     names = {i.offset: i.opname for i in bytecode}

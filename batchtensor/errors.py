@@ -3,6 +3,11 @@
 from __future__ import annotations
 
 import threading
+from typing import TYPE_CHECKING, Any, cast
+
+if TYPE_CHECKING:
+    import numpy as np
+    from numpy.typing import NDArray
 
 
 class PerformanceWarning(UserWarning):
@@ -24,10 +29,10 @@ class ControlFlowError(BatchingError):
     ``fallback="error"``). ``truth``: each example's truth value, where the dispatcher can
     tell (a plain array of the level's size), by which vmap splits the batch."""
 
-    def __init__(self, message: str, level=None):
+    def __init__(self, message: str, level: Any = None) -> None:
         super().__init__(message)
         self.level = level
-        self.truth = None
+        self.truth: NDArray[np.bool_] | None = None
 
 
 class DataDependentError(BatchingError):
@@ -36,7 +41,7 @@ class DataDependentError(BatchingError):
     hold it. ``level`` is the vmap level whose examples differ (the dispatcher fills it in);
     ``vmap`` reruns the function per example for it, unless ``fallback="error"``."""
 
-    def __init__(self, message: str, level=None):
+    def __init__(self, message: str, level: Any = None) -> None:
         super().__init__(message)
         self.level = level
 
@@ -63,10 +68,11 @@ class SharedWriteError(BatchingError):
     (the dispatcher fills it in); ``vmap`` reruns the function per example for it, as the loop
     runs it, unless ``fallback="error"``."""
 
-    def __init__(self, message: str, level=None):
+    def __init__(self, message: str, level: Any = None) -> None:
         super().__init__(message)
         self.level = level
-        self.targets = None  # the arrays written (the dispatcher fills them in)
+        # the arrays written (the dispatcher fills them in)
+        self.targets: tuple[Any, ...] | None = None
 
 
 class RandomOrderError(BatchingError):
@@ -77,7 +83,7 @@ class RandomOrderError(BatchingError):
     level whose examples must run one by one; ``reason`` says why, for the rerun's warning.
     ``vmap`` reruns the function per example for it, unless ``fallback="error"``."""
 
-    def __init__(self, message: str, level=None, reason: str = ""):
+    def __init__(self, message: str, level: Any = None, reason: str = "") -> None:
         super().__init__(message)
         self.level = level
         self.reason = reason or message
@@ -94,7 +100,7 @@ class LoopFallback(Exception):
     right); it never reaches the user.
     """
 
-    def __init__(self, reason: str):
+    def __init__(self, reason: str) -> None:
         super().__init__(reason)
         self.reason = reason
 
@@ -119,23 +125,24 @@ SWALLOWING = ((ValueError, "Error setting single item of array."),
               (TypeError, "expected a sequence of integers or a single integer, got"))
 
 
-def note_refusal(level, what: str) -> None:
+def note_refusal(level: Any, what: str) -> None:
     """A BatchedTensor of ``level`` refused to be converted (``what``): remembered on this
     thread, for NumPy's errors that replace the refusal (``SWALLOWING``)."""
     _last_refusal.value = (level, what)
 
 
-def swallowed_refusal(exc: BaseException) -> tuple | None:
+def swallowed_refusal(exc: BaseException) -> tuple[Any, str] | None:
     """``(level, what)`` of the refused conversion that NumPy's ``exc`` replaced, if ``exc``
     is one of NumPy's messages that do (``SWALLOWING``) and a conversion was refused before
     it on this thread."""
     for kind, start in SWALLOWING:
         if type(exc) is kind and str(exc).startswith(start):
-            return getattr(_last_refusal, "value", None)
+            refusal: tuple[Any, str] | None = getattr(_last_refusal, "value", None)
+            return refusal
     return None
 
 
-def rerun_reason(exc: BaseException) -> tuple | None:
+def rerun_reason(exc: BaseException) -> tuple[Any, str] | None:
     """``(level, reason)`` if only a per-example run of the function can give the loop's result
     past ``exc`` (a conversion of a batched value to a Python scalar or a plain array, a branch
     the examples take differently, a data-dependent shape), else None. ``level`` is the vmap
@@ -148,9 +155,11 @@ def rerun_reason(exc: BaseException) -> tuple | None:
                                         or isinstance(exc.__cause__, BatchingError)):
         # NumPy wraps float(x) of out[i] = x in "setting an array element", and bool(x) of
         # out[i] = x into a bool array (a ControlFlowError where the examples disagree) too
-        exc = exc.__cause__
+        exc = cast(BaseException, exc.__cause__)
     if getattr(exc, "batchtensor_conversion", False):
-        return exc.batchtensor_level, f"a batched value is converted ({exc.batchtensor_what})"
+        marked: Any = exc  # (a refused conversion's attributes: tensor's _no_conversion)
+        return marked.batchtensor_level, \
+            f"a batched value is converted ({marked.batchtensor_what})"
     swallowed = swallowed_refusal(exc)
     if swallowed is not None:
         return swallowed[0], f"a batched value is converted ({swallowed[1]})"

@@ -38,7 +38,7 @@ class ExplainedOp(NamedTuple):
     note: str  # for the per-op loop: why, and how to add a rule
 
 
-class _Log(list):
+class _Log(list[tuple[Any, Path]]):
     """A ``record_paths`` log of the calls of the thread that opened it, with each call's
     time and the loop's reasons."""
 
@@ -47,7 +47,7 @@ class _Log(list):
         self.thread = threading.get_ident()
         self.times: list[float] = []
         self.notes: dict[int, str] = {}
-        self.whole: list[tuple] = []
+        self.whole: list[tuple[str, str, str, int]] = []
 
     def add(self, op: Any, path: Path, note: str | None) -> None:
         if threading.get_ident() != self.thread:
@@ -88,7 +88,7 @@ class Explanation:
         return str(self)
 
 
-def explain(f: Callable, *args: Any, **vmap_kwargs: Any) -> Explanation:
+def explain(f: Callable[..., Any], *args: Any, **vmap_kwargs: Any) -> Explanation:
     """Run ``bt.vmap(f, **vmap_kwargs)(*args)`` once and tell which path served each op.
 
     Each op called on a batched value is served by a batch rule, a boxed fallback, a
@@ -124,7 +124,7 @@ def _rows(log: _Log, start: float, end: float) -> list[ExplainedOp]:
     """A row per (op, path), in the order first called. A call that a rule or boxed kind took
     and then handed to the per-op loop is logged twice: it counts once, as the loop's."""
     total = max(end - start, 1e-12)
-    found: dict[tuple, list] = {}
+    found: dict[tuple[str, Path], list[Any]] = {}
     times = log.times + [end]
     for i, (op, path) in enumerate(log):
         if i + 1 < len(log) and path is not Path.LOOP and log[i + 1] == (op, Path.LOOP):

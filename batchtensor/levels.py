@@ -4,8 +4,11 @@ from __future__ import annotations
 
 import itertools
 import threading
+from types import FrameType
+from typing import Any, Callable, Literal
 
 import numpy as np
+from numpy.typing import NDArray
 
 from .errors import EscapedBatchedTensorError
 
@@ -21,7 +24,7 @@ class _ThreadState(threading.local):
     """This thread's levels and random session. Class attributes as the defaults: a missing
     attribute of a ``threading.local`` costs an AttributeError on every read."""
 
-    stack: list | None = None
+    stack: list[Level] | None = None
     session: RandomSession | None = None
     pins = 0  # random_scope blocks open: the session outlives the levels opened inside them
 
@@ -31,7 +34,7 @@ _state = _ThreadState()
 _RANDOMNESS = ("error", "different", "same")
 
 
-def _stack() -> list:
+def _stack() -> list[Level]:
     stack = _state.stack
     if stack is None:
         stack = _state.stack = []
@@ -55,7 +58,10 @@ class Level:
                  "per_example", "ended_session", "inputs", "watches_writes", "saved",
                  "buffers", "pass_frame", "returned", "group_pass", "__weakref__")
 
-    def __init__(self, size: int | None = None, randomness: str = "error", offset: int = 0):
+    outermost: bool  # (set by open_level)
+
+    def __init__(self, size: int | None = None, randomness: str = "error",
+                 offset: int = 0) -> None:
         if randomness not in _RANDOMNESS:
             raise ValueError(
                 f"vmap: randomness must be one of {_RANDOMNESS}, got {randomness!r}"
@@ -65,26 +71,28 @@ class Level:
         self.alive = True
         self.randomness = randomness
         self.offset = offset
-        self.like = None  # a physical input (its backend is where bt.random draws)
+        self.like: Any = None  # a physical input (its backend is where bt.random draws)
         # True for the level of one example of a whole-function rerun: its values stand for
         # that one example, so they convert to Python scalars and plain arrays as it would
         self.per_example = False
-        self.ended_session = None  # the random session its closing ended (see resume_session)
+        # the random session its closing ended (see resume_session)
+        self.ended_session: RandomSession | None = None
         # The values wrapped as this level's inputs: the loop's examples of those are views of
         # the caller's memory, with its strides (``is_input_memory``).
-        self.inputs: list = []
+        self.inputs: list[Any] = []
         # A first pass that a per-example rerun may follow watches for writes into its inputs'
         # memory: a rerun would apply them twice (``note_write``).
         self.watches_writes = False
-        self.saved: dict | None = None  # id -> (input, its values before the first write)
+        # id -> (input, its values before the first write)
+        self.saved: dict[int, tuple[Any, Any]] | None = None
         # A vmap's pass makes the arrays its function creates buffers (batchtensor.buffers):
         # None where it does not, False until it made one, then True.
-        self.buffers = None
+        self.buffers: bool | None = None
         # The frame of a vmap's pass that calls the function, while it runs, and the batched
         # values that stand-in Python scalars the function returns as they are stand for
         # (``float(x)`` returned: ``tensor.returned_scalar``).
-        self.pass_frame = None
-        self.returned: dict | None = None
+        self.pass_frame: FrameType | None = None
+        self.returned: dict[Any, Any] | None = None
         # A pass of vmap's groups that goes on with one side where its examples disagree
         # at a bool() (``GroupPass``), or None: the disagreement raises.
         self.group_pass: GroupPass | None = None
@@ -128,19 +136,19 @@ class GroupPass:
     __slots__ = ("active", "left", "floating_error", "_errstate")
 
     def __init__(self) -> None:
-        self.active = None
-        self.left: list = []
+        self.active: NDArray[np.intp] | None = None
+        self.left: list[NDArray[np.intp]] = []
         self.floating_error = False
-        self._errstate = None
+        self._errstate: tuple[Any, Any, Any] | None = None
 
-    def agreed(self, truth) -> bool | None:
+    def agreed(self, truth: NDArray[np.bool_]) -> bool | None:
         """``bool()`` of a value whose examples answer ``truth`` (a boolean per example): the
         answer of the examples the pass follows where they agree, else None."""
         said = truth if self.active is None else truth[self.active]
         yes = int(np.count_nonzero(said))
         return bool(yes) if yes in (0, len(said)) else None
 
-    def follow(self, truth) -> bool | None:
+    def follow(self, truth: NDArray[np.bool_]) -> bool | None:
         """Where the examples the pass follows disagree at ``truth``: the side more of them
         took, and the others left behind; None (the pass stops there) where that side holds
         fewer than a sixteenth of the pass's examples: going on would compute all of them
@@ -163,7 +171,8 @@ class GroupPass:
         instead (it may come from an example left behind), until ``close``. The settings are
         this thread's (a context variable): the caller's come back at ``close``."""
         old = np.geterr()
-        watch = {k: "ignore" if v == "ignore" else "call" for k, v in old.items()}
+        watch: dict[str, Literal["ignore", "call"]] = {
+            k: "ignore" if v == "ignore" else "call" for k, v in old.items()}
         self._errstate = (old, np.geterrcall(), watch)
         np.seterr(**watch)
         np.seterrcall(self._note_floating_error)
@@ -228,7 +237,7 @@ def restore_inputs(level: Level) -> None:
     level.saved = None
 
 
-def active_levels() -> tuple:
+def active_levels() -> tuple[Level, ...]:
     return tuple(_stack())
 
 
@@ -251,7 +260,7 @@ class RandomSession:
 
     def __init__(self) -> None:
         self.tick = 0
-        self.epochs: dict = {}
+        self.epochs: dict[Any, Any] = {}
 
 
 class _Scope:
@@ -261,6 +270,9 @@ class _Scope:
     so a vmap without ``bt.random`` creates nothing."""
 
     __slots__ = ("start", "end")
+
+    start: int
+    end: int
 
     def rewind(self) -> None:
         """Start one more pass over the same examples' draws (a chunk, a rerun)."""
@@ -302,7 +314,7 @@ def session_tick() -> int:
 
 #: ``hook(level)`` for each random source other than ``bt.random`` (``numpy_random``), called by
 #: ``resume_session``: it puts back the states that ``level``'s first pass drew from
-rerun_hooks: list = []
+rerun_hooks: list[Callable[[Level], None]] = []
 
 
 def resume_session(level: Level) -> None:

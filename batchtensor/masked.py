@@ -262,7 +262,7 @@ def _wrap(res: Any, levels: Levels, scalar: bool = False) -> Any:
     nb = len(levels)
     if isinstance(res, _MA):
         if res.ndim == nb and scalar:
-            m = res._mask
+            m = res._mask  # type: ignore[attr-defined]  # (numpy.ma's)
             if m is _NOMASK or not m.any():
                 return _batched(np.asarray(res.data), levels)
             if res.dtype.kind in _NUMERIC:
@@ -370,7 +370,7 @@ class BatchedMaskedArray:
         self._shared = False  # the data is one plain array every example shares
 
     # ---- what one example looks like -----------------------------------------------------
-    @property
+    @property  # type: ignore[misc]  # (read-only: object's __class__ can be assigned)
     def __class__(self):
         """``np.ma.MaskedArray``, as for each example (``isinstance`` checks pass), or this
         class where each example is a NumPy scalar or ``np.ma.masked``."""
@@ -949,7 +949,8 @@ def elementwise(fn: Any, inputs: tuple, kwargs: dict, scalars: Any = None) -> An
         if getattr(first, "ndim", None) == len(levels) and not scalar:
             if not isinstance(fn, np.ufunc):
                 scalar = True  # numpy.ma's functions give 0-d results as scalars or masked
-            elif isinstance(first, _MA) and first._mask is not _NOMASK and first._mask.any():
+            elif isinstance(first, _MA) and getattr(first, "_mask") is not _NOMASK \
+                    and first.mask.any():
                 res = _promoted(res)  # np.ma.masked (a float64) where masked
     record(fn, Path.RULE)
     return _wrap(res, levels, scalar=scalar)
@@ -1437,11 +1438,12 @@ def _median(original: Any, args: tuple, kwargs: dict) -> Any:
     m, nd, nb = x._ma, x.ndim, len(x._levels)
     keepdims = bool(p.get("keepdims", False))
     axis = p.get("axis")
+    ax: Any
     if axis is None:
         m, ax = _flat(m, nb), nb
     else:
-        ax = _axes(axis, nd, nb)
-        ax = ax[0] if len(ax) == 1 else ax
+        axes = _axes(axis, nd, nb)
+        ax = axes[0] if len(axes) == 1 else axes
     with np.errstate(divide="ignore", invalid="ignore"):
         res = np.ma.median(m, axis=ax)
     if keepdims:
@@ -1483,7 +1485,7 @@ def _average(original: Any, args: tuple, kwargs: dict) -> Any:
             wp = _aligned((x, w), levels, "average")[1]
         elif len(wshape) == 1 and isinstance(axis, (int, np.integer)) and nd and \
                 wshape[0] == x.shape[axis]:
-            ax = normalize_axis_index(axis, nd)
+            ax = normalize_axis_index(int(axis), nd)
             wp = _physical(w, levels, "average") if _is_batched(w) else np.asanyarray(w)
             lead = wp.shape[:nb] if _is_batched(w) else ()
             wp = wp.reshape(lead + (1,) * ax + wshape + (1,) * (nd - ax - 1))
@@ -1498,7 +1500,7 @@ def _average(original: Any, args: tuple, kwargs: dict) -> Any:
     else:
         p["a"] = x._ma
         p["axis"] = _axes(axis, nd, nb) if not isinstance(axis, (int, np.integer)) else \
-            normalize_axis_index(axis, nd) + nb
+            normalize_axis_index(int(axis), nd) + nb
     res = original(*bound.args, **bound.kwargs)
     if not p.get("keepdims") and (axis is None or len(_axes(axis, nd)) == nd):
         # per example the last division is of scalars, which masks no NaN or inf (an
@@ -1583,7 +1585,7 @@ def _ma_reduce(original: Any, args: tuple, kwargs: dict) -> Any:
     if axis is None:
         p["target"], p["axis"] = _flat(x._ma, nb), nb
     else:
-        p["target"], p["axis"] = x._ma, normalize_axis_index(axis, nd) + nb
+        p["target"], p["axis"] = x._ma, normalize_axis_index(int(axis), nd) + nb
     res = original(*bound.args, **bound.kwargs)
     record(original, Path.RULE)
     # add.reduce gives np.ma.masked for a fully masked example; minimum.reduce a 0-d masked
@@ -1612,7 +1614,7 @@ def _joining(npfunc: Any) -> Callable:
     makes them, NumPy's function of the data and of ``getmaskarray`` of each array, which on
     batched values are batched NumPy calls."""
     def handler(original: Any, args: tuple, kwargs: dict) -> Any:
-        arys = args[0] if args else None
+        arys: Any = args[0] if args else None
         if type(arys) not in (list, tuple) or _first_batched(args[1:], kwargs) is not None or \
                 any(type(a) is Ragged or (type(a) is BatchedMaskedArray and a._scalar)
                     for a in arys):
@@ -1737,7 +1739,7 @@ def _masks_fit(a: Any, b: Any) -> bool:
         return True
     unmasked = not isinstance(b, _MA) or (type(b) is BatchedMaskedArray and
                                            b._ma._mask is _NOMASK) or \
-        (type(b) is _MA and b._mask is _NOMASK)
+        (type(b) is _MA and b._mask is _NOMASK)  # type: ignore[attr-defined]  # (numpy.ma's)
     try:
         return unmasked and np.broadcast_shapes(sa, sb) == sa
     except ValueError:
@@ -1950,7 +1952,8 @@ def _stacked(col: list, level: Level) -> Any:
         axis = len(outer)
     else:
         levels, axis = (level,), 0
-    if all(type(x) is _MA and x._mask is _NOMASK for x in col):
+    # (numpy.ma's private attribute, which NumPy's stubs leave out)
+    if all(type(x) is _MA and x._mask is _NOMASK for x in col):  # type: ignore[attr-defined]
         return _wrap(_MA(np.stack([x.data for x in col], axis=axis)), levels, scalar=scalar)
     return _wrap(np.ma.stack(col, axis=axis), levels, scalar=scalar)
 
@@ -2040,7 +2043,8 @@ def _writeable_answer(original: Callable) -> Callable:
                 return bool(v.flags.writeable)
         return original(x)
 
-    is_writeable_array.__wrapped__ = original
+    # (a function's attribute, which mypy does not know)
+    is_writeable_array.__wrapped__ = original  # type: ignore[attr-defined]
     return is_writeable_array
 
 

@@ -97,6 +97,8 @@ class BatchGenerator(_Generator):
     True
     """
 
+    _bt_source: Source  # (set by _generator)
+
     def __repr__(self) -> str:
         gen = self._bt_source.single
         return f"{gen!r} (batchtensor)" if gen is not None else \
@@ -131,6 +133,8 @@ class BatchRandomState(_RandomState):
     """A ``numpy.random.RandomState`` whose draws follow ``vmap(randomness=...)``: what
     ``np.random.RandomState`` returns inside a vmapped function, and what ``f`` sees of one
     passed to it."""
+
+    _bt_source: Source  # (set by _randomstate)
 
     def __repr__(self) -> str:
         return "RandomState (batchtensor)"
@@ -190,8 +194,8 @@ def stream_argument(value: Any) -> Any:
         items = [stream_argument(v) for v in value]
         return value if all(a is b for a, b in zip(items, value)) else t(items)
     if t is dict:
-        items = {k: stream_argument(v) for k, v in value.items()}
-        return value if all(items[k] is v for k, v in value.items()) else items
+        entries = {k: stream_argument(v) for k, v in value.items()}
+        return value if all(entries[k] is v for k, v in value.items()) else entries
     return value
 
 
@@ -384,7 +388,7 @@ def _global_function(name: str) -> Callable:
 
     replacement.__name__ = replacement.__qualname__ = name
     replacement.__doc__ = original.__doc__
-    replacement.__wrapped__ = original
+    replacement.__wrapped__ = original  # type: ignore[attr-defined]  # (a function's attribute)
     return replacement
 
 

@@ -22,6 +22,7 @@ import math
 import os
 import threading
 import weakref
+from typing import cast
 
 import numpy as np
 
@@ -68,7 +69,7 @@ def _parameters(cls, name: str) -> tuple | None:
     return tuple(p.name for p in params)
 
 
-_SIGNATURES = {
+_SIGNATURES: dict[str, dict[str, tuple[str, ...] | None]] = {
     "Generator": {n: _parameters(_Generator, n) for n in GENERATOR_METHODS},
     "RandomState": {n: _parameters(_RandomState, n) for n in RANDOMSTATE_METHODS},
 }
@@ -487,7 +488,7 @@ def _one_call(gen, kind: str, name: str, args: tuple, kwargs: dict, different: l
     if name not in _STRUCTURED:
         if name in ("integers", "randint") and np.dtype(bound.get("dtype", int)) in _BUFFERED:
             return _NO
-        params = _SIGNATURES[kind][name]
+        params = cast(tuple, _SIGNATURES[kind][name])  # (not None: bound above)
         params = params[:params.index("size")]
         if any(k not in params for k in batched):
             return _NO

@@ -22,15 +22,17 @@ from .tensor import BatchedTensor, new_batched, scalar_per_example
 
 __all__ = ["BINARY", "COMPARISON", "UNARY"]
 
-BINARY = {
+BINARY: dict[str, np.ufunc] = {
     "add": np.add, "sub": np.subtract, "mul": np.multiply, "truediv": np.true_divide,
     "floordiv": np.floor_divide, "mod": np.remainder, "pow": np.power,
     "and": np.bitwise_and, "or": np.bitwise_or, "xor": np.bitwise_xor,
     "lshift": np.left_shift, "rshift": np.right_shift,
 }
-COMPARISON = {"lt": np.less, "le": np.less_equal, "eq": np.equal, "ne": np.not_equal,
-              "gt": np.greater, "ge": np.greater_equal}
-UNARY = {"neg": np.negative, "pos": np.positive, "abs": np.absolute, "invert": np.invert}
+COMPARISON: dict[str, np.ufunc] = {
+    "lt": np.less, "le": np.less_equal, "eq": np.equal, "ne": np.not_equal,
+    "gt": np.greater, "ge": np.greater_equal}
+UNARY: dict[str, np.ufunc] = {"neg": np.negative, "pos": np.positive, "abs": np.absolute,
+                              "invert": np.invert}
 
 
 def _general(ufunc, a: Any, b: Any) -> Any:
@@ -129,13 +131,18 @@ def _install() -> None:
         setattr(BatchedTensor, f"__{name}__", binary_fast_paths(uf, _general)[0])
     for name, uf in UNARY.items():
         setattr(BatchedTensor, f"__{name}__", unary_fast_path(uf, f"__{name}__"))
-    BatchedTensor.__pow__, BatchedTensor.__ipow__ = _array_power(
+    power, inplace_power = _array_power(
         binary_fast_paths(np.power, _general)[0], inplace_fast_path(np.power, _general_inplace))
+    setattr(BatchedTensor, "__pow__", power)
+    setattr(BatchedTensor, "__ipow__", inplace_power)
     fwd, ref, inp = _dispatched(np.matmul)
-    BatchedTensor.__matmul__, BatchedTensor.__rmatmul__ = _matmul_operators(fwd, ref)
-    BatchedTensor.__imatmul__ = inp
+    matmul, rmatmul = _matmul_operators(fwd, ref)
+    setattr(BatchedTensor, "__matmul__", matmul)
+    setattr(BatchedTensor, "__rmatmul__", rmatmul)
+    setattr(BatchedTensor, "__imatmul__", inp)
     fwd, ref, _ = _dispatched(np.divmod)
-    BatchedTensor.__divmod__, BatchedTensor.__rdivmod__ = fwd, ref
+    setattr(BatchedTensor, "__divmod__", fwd)
+    setattr(BatchedTensor, "__rdivmod__", ref)
 
 
 _install()

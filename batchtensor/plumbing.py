@@ -19,7 +19,7 @@ class in ``tensor`` (its own fast paths need them); this module builds on them.
 from __future__ import annotations
 
 import types
-from typing import Any, Callable
+from typing import Any, Callable, cast
 
 import numpy as np
 
@@ -152,7 +152,8 @@ def unary_fast_path(ufunc, name: str) -> Callable:
     code object with another default, not a function that calls it (a unary operator costs
     ~0.5 µs above NumPy, and one more call would add a sixth)."""
     fast = types.FunctionType(unary_fast.__code__, unary_fast.__globals__, name,
-                              (ufunc, ufunc.nout == 1) + unary_fast.__defaults__[2:])
+                              (ufunc, ufunc.nout == 1)
+                              + cast(tuple, unary_fast.__defaults__)[2:])
     fast.__qualname__ = f"BatchedTensor.{name}"
     fast.__doc__ = f"``numpy.{ufunc.__name__}(self)``: see ``plumbing.unary_fast``."
     return fast

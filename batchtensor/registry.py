@@ -41,7 +41,8 @@ class StrEnum(str, Enum):
     def __str__(self) -> str:
         return self.value
 
-    __format__ = str.__format__
+    # (str's methods on an Enum: typeshed types Enum.__format__ as a method of Enum only)
+    __format__ = str.__format__  # type: ignore[assignment]
     __repr__ = str.__repr__
 
 
@@ -76,7 +77,7 @@ ARRAY, ARRAYS, OTHER = ParamKind.ARRAY, ParamKind.ARRAYS, ParamKind.OTHER
 def op_name(op: Any) -> str:
     """``numpy.linalg.solve``, ``numpy.add``, ``ndarray.astype``: how messages name an op."""
     name = getattr(op, "__name__", None) or repr(op)
-    owner = getattr(op, "__self__", None)
+    owner: Any = getattr(op, "__self__", None)
     if type(owner).__name__ == "ufunc":  # np.add.reduce and the other ufunc methods
         return f"numpy.{owner.__name__}.{name}"
     if type(op).__name__ == "ufunc":
@@ -455,6 +456,20 @@ class Slots:
     __slots__ = ("function_call", "ufunc_call", "truth_value", "setitem", "loop_call",
                  "ufunc_pointwise", "gufunc_call", "ufunc_methods", "masked_ufunc",
                  "masked_function", "masked_operator", "stack_masked", "masked_view")
+
+    function_call: Callable[..., Any]
+    ufunc_call: Callable[..., Any]
+    truth_value: Callable[..., bool]
+    setitem: Callable[..., None]
+    loop_call: Callable[..., Any]
+    ufunc_pointwise: Callable[..., Any]
+    gufunc_call: Callable[..., Any]
+    ufunc_methods: dict[str, Callable[..., Any]]
+    masked_ufunc: Callable[..., Any]
+    masked_function: Callable[..., Any]
+    masked_operator: Callable[..., Any]
+    stack_masked: Callable[..., Any]
+    masked_view: Callable[..., Any]
 
     def __init__(self) -> None:
         for name in self.__slots__:

@@ -41,7 +41,7 @@ class Array0d(Enum):
     KEEPDIMS = "a 0-d result is an array with keepdims=True, else a scalar"
 
 
-ARRAY_0D = {op: Array0d.ALWAYS for op in (
+ARRAY_0D: dict[Any, Array0d] = {op: Array0d.ALWAYS for op in (
     np.array, np.asarray, np.asanyarray, np.ascontiguousarray, np.asfortranarray,
     np.asarray_chkfinite, np.require, np.copy, np.zeros_like, np.ones_like, np.empty_like,
     np.full_like, np.where, np.select, np.piecewise, np.i0, np.tensordot, np.cov,
@@ -153,7 +153,7 @@ def refuse_scalar_targets(out: Any, what: str) -> None:
     values the per-example code cannot reach (a vmap input, an earlier result)."""
     for t in out if type(out) is tuple else (out,):
         if type(t) is BatchedTensor and scalar_per_example(t):
-            err = TypeError(
+            err: Any = TypeError(  # (with the attributes of a refused conversion)
                 f"{what}: the target is a NumPy scalar in each example (a 0-d result of a "
                 f"ufunc, a reduction or x[i], or a 0-d input), and NumPy cannot write into a "
                 f"scalar ({t.dtype} does not support item assignment / is not an ArrayType). "

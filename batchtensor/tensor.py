@@ -20,9 +20,10 @@ import operator
 import struct
 import sys
 import types
-from typing import Any
+from typing import TYPE_CHECKING, Any, Callable, Iterator, NoReturn, TypeVar, cast
 
 import numpy as np
+from numpy.typing import DTypeLike, NDArray
 
 from .diagnostics import conversion_message, returned_as_is
 from .errors import BatchingError, note_refusal
@@ -37,15 +38,16 @@ __all__ = ["BatchedTensor", "new_batched", "is_plain_array", "returned_scalar", 
            "ndarray_resize", "ndarray_strides", "ndarray_flags", "ndarray_base",
            "ndarray_setflags"]
 
+_T = TypeVar("_T")
 _ALL = slice(None)
 #: ``x.view(cls)`` for these makes a masked batch (``masked.py`` adds its class: numpy.ma's
 #: functions view a result as the class of their masked operand)
-VIEW_AS_MASKED: set = {np.ma.MaskedArray}
+VIEW_AS_MASKED: set[type] = {np.ma.MaskedArray}
 _PICKLE = "Pickling (one batch cannot be pickled as one example; unwrap it: level.unwrap)"
 _INDEX_BOUND = (int, type(None))
 
 
-def _plain_slice(k: slice) -> bool:
+def _plain_slice(k: slice[Any, Any, Any]) -> bool:
     return (type(k.start) in _INDEX_BOUND and type(k.stop) in _INDEX_BOUND
             and type(k.step) in _INDEX_BOUND)
 
@@ -68,7 +70,13 @@ class BatchedTensor:
     # 0-d value is a NumPy scalar per example (see ``scalar_per_example``).
     __slots__ = ("_value", "_bdim", "_level", "_array0d")
 
-    def __init__(self, value: Any, bdim: int = 0, level: Level | None = None):
+    _value: Any  # the physical value: a NumPy or CuPy array, a BatchedTensor of an outer level...
+    _bdim: int
+    _level: Level
+    _array0d: bool
+
+    def __init__(self, value: Any, bdim: int | np.integer[Any] = 0,
+                 level: Level | None = None) -> None:
         if level is None:
             level = current_level()
             if level is None:
@@ -99,27 +107,27 @@ class BatchedTensor:
                 f"BatchedTensor: bdim={bdim} is out of range for a value of shape "
                 f"{tuple(value.shape)}; expected {-ndim} <= bdim < {ndim}"
             )
-        bdim = int(bdim) % ndim
-        level.set_size(int(value.shape[bdim]), f"BatchedTensor(value of shape "
-                                                f"{tuple(value.shape)}, bdim={bdim})")
+        axis = int(bdim) % ndim
+        level.set_size(int(value.shape[axis]), f"BatchedTensor(value of shape "
+                                                f"{tuple(value.shape)}, bdim={axis})")
         self._value = value
-        self._bdim = bdim
+        self._bdim = axis
         self._level = level
         level.inputs.append(value)  # a user's value: its examples are views of its memory
 
     # ---- logical metadata -------------------------------------------------------------------
     @property
-    def shape(self) -> tuple:
+    def shape(self) -> tuple[int, ...]:
         s = self._value.shape
         b = self._bdim
         return tuple(s[:b]) + tuple(s[b + 1:])
 
     @shape.setter
-    def shape(self, shape) -> None:
+    def shape(self, shape: Any) -> None:
         """``x.shape = s``: each example reshaped in place, a view; NumPy's AttributeError
         where that needs a copy."""
         try:
-            res = np.reshape(self, shape, copy=False)
+            res: Any = np.reshape(self, shape, copy=False)
         except ValueError as e:
             if "copy" not in str(e):
                 raise
@@ -127,24 +135,26 @@ class BatchedTensor:
                                  "`.reshape()` to make a copy with the desired shape.") from None
         self._value, self._bdim = res._value, res._bdim
 
-    def _set_shape(self, shape) -> None:
+    def _set_shape(self, shape: Any) -> None:
         """NumPy 2.5's ``x._set_shape(s)``, which ``x.shape = s`` (deprecated there) does."""
-        BatchedTensor.shape.fset(self, shape)
+        self.shape = shape
 
-    def _set_dtype(self, dtype) -> None:
+    def _set_dtype(self, dtype: DTypeLike) -> None:
         """NumPy 2.5's ``x._set_dtype(t)``, which ``x.dtype = t`` (deprecated there) does."""
-        BatchedTensor.dtype.fset(self, dtype)
+        self.dtype = dtype
 
     @property
     def ndim(self) -> int:
-        return self._value.ndim - 1
+        nd: int = self._value.ndim
+        return nd - 1
 
     @property
-    def dtype(self) -> np.dtype:
-        return self._value.dtype
+    def dtype(self) -> np.dtype[Any]:
+        dtype: np.dtype[Any] = self._value.dtype
+        return dtype
 
     @dtype.setter
-    def dtype(self, dtype) -> None:
+    def dtype(self, dtype: DTypeLike) -> None:
         """``x.dtype = t``: each example's memory read as ``t`` in place (``x.view(t)``)."""
         res = self.view(dtype)
         self._value, self._bdim = res._value, res._bdim
@@ -155,29 +165,35 @@ class BatchedTensor:
 
     @property
     def itemsize(self) -> int:
-        return self._value.dtype.itemsize
+        itemsize: int = self._value.dtype.itemsize
+        return itemsize
 
     @property
     def nbytes(self) -> int:
-        return self.size * self._value.dtype.itemsize
+        itemsize: int = self._value.dtype.itemsize
+        return self.size * itemsize
 
+    # (NumPy's functions of a BatchedTensor give the dispatcher's BatchedTensor, where NumPy's
+    # stubs say ndarray or want one; "unused-ignore": the stubs differ between NumPy versions)
     @property
     def T(self) -> BatchedTensor:
         res = transpose_view(self)
-        return np.transpose(self) if res is None else res
+        if res is None:
+            return np.transpose(self)  # type: ignore[return-value, unused-ignore]
+        return res
 
     @property
     def mT(self) -> BatchedTensor:
         if self.ndim < 2:
             raise ValueError("matrix transpose with ndim < 2 is undefined")
-        return np.swapaxes(self, -1, -2)
+        return np.swapaxes(self, -1, -2)  # type: ignore[return-value, unused-ignore]
 
     @property
     def real(self) -> BatchedTensor:
         return np.real(self)
 
     @real.setter
-    def real(self, value) -> None:
+    def real(self, value: Any) -> None:
         self.real[...] = value
 
     @property
@@ -185,12 +201,12 @@ class BatchedTensor:
         return np.imag(self)
 
     @imag.setter
-    def imag(self, value) -> None:
+    def imag(self, value: Any) -> None:
         self.imag[...] = value
 
     # ---- type identity ----------------------------------------------------------------------
-    @property
-    def __class__(self):
+    @property  # type: ignore[misc]  # (read-only: object's __class__ can be assigned)
+    def __class__(self) -> type:
         """What ``isinstance`` asks when ``type(x)`` does not answer: the backend's array class
         (``numpy.ndarray``; CuPy's or the ONNX recorder's for theirs: the class of the
         innermost physical value), or BatchedTensor where each example is a NumPy scalar.
@@ -221,7 +237,8 @@ class BatchedTensor:
 
     @property
     def batch_size(self) -> int:
-        return self._value.shape[self._bdim]
+        size: int = self._value.shape[self._bdim]
+        return size
 
     @property
     def physical(self) -> Any:
@@ -240,16 +257,16 @@ class BatchedTensor:
             raise TypeError("len() of unsized object")
         return shape[0]
 
-    def __iter__(self):
+    def __iter__(self) -> Iterator[Any]:
         shape = self.shape
         if not shape:  # raised by iter() itself, as ndarray does (np.iterable relies on it)
             raise TypeError("iteration over a 0-d array")
         return (self[i] for i in range(shape[0]))
 
-    def __contains__(self, item) -> bool:
+    def __contains__(self, item: object) -> bool:
         return bool(np.any(self == item))
 
-    def __getitem__(self, key):
+    def __getitem__(self, key: Any) -> Any:
         # Fast path: batch axis first and a key of ints and slices (x[0], x[1:], x[:, 2]).
         # One example's x[i] of a 1-d array is a NumPy scalar, a copy: so is ours.
         t = type(key)
@@ -304,13 +321,13 @@ class BatchedTensor:
                 return res
         return slots.function_call(operator.getitem, (self, key), {})
 
-    def __setitem__(self, key, value) -> None:
+    def __setitem__(self, key: Any, value: Any) -> None:
         slots.setitem(self, key, value)
 
     # ---- conversions that would drop the batch axis ----------------------------------------
-    def _no_conversion(self, what: str):
+    def _no_conversion(self, what: str) -> NoReturn:
         message, target = conversion_message(what, BatchedTensor)
-        err = TypeError(message)
+        err: Any = TypeError(message)  # (with the attributes vmap reads: errors.rerun_reason)
         err.batchtensor_target = target  # out[i] = x: the plain array written (or None)
         err.batchtensor_conversion = True  # vmap unwraps NumPy's "setting an array element" wrap
         err.batchtensor_level = self._level  # the level whose examples a rerun would separate
@@ -335,31 +352,32 @@ class BatchedTensor:
             self._no_conversion(what)
         return example
 
-    def __array__(self, dtype=None, copy=None):
+    def __array__(self, dtype: DTypeLike | None = None, copy: bool | None = None) -> NDArray[Any]:
         example = self._the_example()
         if example is None:
             self._no_conversion("Converting to a NumPy array (__array__)")
         return np.asarray(example, dtype=dtype, copy=copy)
 
-    def __int__(self):
+    def __int__(self) -> int:
         example = self._the_example()
         if example is None:
             return self._returned_or_refuse(int, "int()")
         return int(example)
 
-    def __float__(self):
+    def __float__(self) -> float:
         example = self._the_example()
         if example is None:
             return self._returned_or_refuse(float, "float()")
         return float(example)
 
-    def __complex__(self):
+    def __complex__(self) -> complex:
         example = self._the_example()
         if example is None:
             return self._returned_or_refuse(complex, "complex()")
         return complex(example)
 
-    def _returned_or_refuse(self, kind: type, what: str, callee: Any = None) -> Any:
+    def _returned_or_refuse(self, kind: Callable[[Any], _T], what: str,
+                            callee: Any = None) -> _T:
         """``float(x)`` (``int``, ``complex``, ``x.item()``) whose result the function returns
         as it is: a stand-in Python scalar for vmap to replace (``returned_scalar``); any
         other conversion, the clear error."""
@@ -369,7 +387,7 @@ class BatchedTensor:
             if example is None:
                 self._no_conversion(what)
             return example.item() if callee == "item" else kind(example)
-        return token
+        return cast(_T, token)  # (a stand-in of kind's type)
 
     def _common_example(self) -> Any:
         """The one 0-d value every example holds (the examples a pass of vmap's groups
@@ -417,7 +435,7 @@ class BatchedTensor:
         index = 0 if active is None else int(active[0])
         return self._value[(slice(None),) * self._bdim + (index,)]
 
-    def __index__(self):
+    def __index__(self) -> int:
         example = self._the_example()
         if example is None:
             example = self._common_example()
@@ -425,7 +443,7 @@ class BatchedTensor:
                 self._no_conversion("Using as an index or size (__index__)")
         return operator.index(example)
 
-    def item(self, *args):
+    def item(self, *args: Any) -> Any:
         example = self._the_example()
         if example is None:
             kind = _ITEM_KINDS.get(self.dtype.kind) if not args else None
@@ -434,37 +452,39 @@ class BatchedTensor:
             self._no_conversion(".item()")
         return example.item(*args)
 
-    def tolist(self):
+    def tolist(self) -> Any:
         example = self._the_example()
         if example is None:
             self._no_conversion(".tolist()")
         return example.tolist()
 
-    def tobytes(self, order="C") -> bytes:
-        return self._example_or_refuse(".tobytes()").tobytes(order)
+    def tobytes(self, order: Any = "C") -> bytes:
+        return cast(bytes, self._example_or_refuse(".tobytes()").tobytes(order))
 
-    def tofile(self, fid, sep="", format="%s") -> None:  # noqa: A002  (ndarray's own name)
+    def tofile(self, fid: Any, sep: str = "",
+               format: str = "%s") -> None:  # noqa: A002  (ndarray's own name)
         self._example_or_refuse(".tofile()").tofile(fid, sep, format)
 
-    def dump(self, file) -> None:
+    def dump(self, file: Any) -> None:
         self._example_or_refuse(".dump()").dump(file)
 
     def dumps(self) -> bytes:
-        return self._example_or_refuse(".dumps()").dumps()
+        return cast(bytes, self._example_or_refuse(".dumps()").dumps())
 
-    def __dlpack__(self, *, stream=None, max_version=None, dl_device=None, copy=None):
+    def __dlpack__(self, *, stream: Any = None, max_version: tuple[int, int] | None = None,
+                   dl_device: Any = None, copy: bool | None = None) -> Any:
         example = self._example_or_refuse("Exporting the memory (__dlpack__)")
         kwargs = {} if max_version is None else {"max_version": max_version}
         return example.__dlpack__(stream=stream, dl_device=dl_device, copy=copy, **kwargs)
 
     @property
-    def ctypes(self):
+    def ctypes(self) -> Any:
         example = self._example_or_refuse("The memory address (.ctypes)")
         return example.ctypes
 
     @property
     def data(self) -> memoryview:
-        return self._example_or_refuse("The memory (.data)").data
+        return cast(memoryview, self._example_or_refuse("The memory (.data)").data)
 
     def __buffer__(self, flags: int) -> memoryview:
         """``memoryview(x)`` (the buffer protocol of Python 3.12): one example's memory."""
@@ -484,20 +504,21 @@ class BatchedTensor:
             raise TypeError("unhashable type: 'numpy.ndarray'")
         return hash(self._example_or_refuse("hash()"))
 
-    def __reduce_ex__(self, protocol):
+    def __reduce_ex__(self, protocol: Any) -> Any:
         return self._example_or_refuse(_PICKLE).__reduce_ex__(protocol)
 
-    def __reduce__(self):
+    def __reduce__(self) -> Any:
         return self.__reduce_ex__(2)
 
     def __bool__(self) -> bool:
         return slots.truth_value(self)
 
     # ---- protocols --------------------------------------------------------------------------
-    def __array_ufunc__(self, ufunc, method, *inputs, **kwargs):
+    def __array_ufunc__(self, ufunc: np.ufunc, method: str, *inputs: Any, **kwargs: Any) -> Any:
         return slots.ufunc_call(ufunc, method, inputs, kwargs)
 
-    def __array_function__(self, func, types, args, kwargs):
+    def __array_function__(self, func: Any, types: Any, args: tuple[Any, ...],
+                           kwargs: dict[str, Any]) -> Any:
         for t in types:
             if t is not BatchedTensor:
                 if issubclass(t, np.ma.MaskedArray):  # per example, a masked computation
@@ -507,46 +528,46 @@ class BatchedTensor:
         return slots.function_call(ALIASES.get(func, func), args, kwargs, self)
 
     # ---- ndarray methods (routed through the same dispatcher as the NumPy functions) ---------
-    def sum(self, *args, **kwargs):
+    def sum(self, *args: Any, **kwargs: Any) -> Any:
         return slots.function_call(np.sum, (self,) + args, kwargs)
 
-    def mean(self, *args, **kwargs):
+    def mean(self, *args: Any, **kwargs: Any) -> Any:
         return slots.function_call(np.mean, (self,) + args, kwargs)
 
-    def std(self, *args, **kwargs):
+    def std(self, *args: Any, **kwargs: Any) -> Any:
         return slots.function_call(np.std, (self,) + args, kwargs)
 
-    def var(self, *args, **kwargs):
+    def var(self, *args: Any, **kwargs: Any) -> Any:
         return slots.function_call(np.var, (self,) + args, kwargs)
 
-    def min(self, *args, **kwargs):
+    def min(self, *args: Any, **kwargs: Any) -> Any:
         return slots.function_call(np.min, (self,) + args, kwargs)
 
-    def max(self, *args, **kwargs):
+    def max(self, *args: Any, **kwargs: Any) -> Any:
         return slots.function_call(np.max, (self,) + args, kwargs)
 
-    def prod(self, *args, **kwargs):
+    def prod(self, *args: Any, **kwargs: Any) -> Any:
         return slots.function_call(np.prod, (self,) + args, kwargs)
 
-    def argmin(self, *args, **kwargs):
+    def argmin(self, *args: Any, **kwargs: Any) -> Any:
         return slots.function_call(np.argmin, (self,) + args, kwargs)
 
-    def argmax(self, *args, **kwargs):
+    def argmax(self, *args: Any, **kwargs: Any) -> Any:
         return slots.function_call(np.argmax, (self,) + args, kwargs)
 
-    def cumsum(self, *args, **kwargs):
+    def cumsum(self, *args: Any, **kwargs: Any) -> Any:
         return slots.function_call(np.cumsum, (self,) + args, kwargs)
 
-    def cumprod(self, *args, **kwargs):
+    def cumprod(self, *args: Any, **kwargs: Any) -> Any:
         return slots.function_call(np.cumprod, (self,) + args, kwargs)
 
-    def any(self, *args, **kwargs):
+    def any(self, *args: Any, **kwargs: Any) -> Any:
         return slots.function_call(np.any, (self,) + args, kwargs)
 
-    def all(self, *args, **kwargs):
+    def all(self, *args: Any, **kwargs: Any) -> Any:
         return slots.function_call(np.all, (self,) + args, kwargs)
 
-    def reshape(self, *shape, order="C", copy=None):
+    def reshape(self, *shape: Any, order: Any = "C", copy: bool | None = None) -> Any:
         if not shape:
             raise TypeError("reshape() takes exactly 1 argument (0 given)")
         shape = ints_or_sequence(shape)
@@ -556,62 +577,65 @@ class BatchedTensor:
                 return res
         return np.reshape(self, shape, order=order, copy=copy)
 
-    def transpose(self, *axes):
+    def transpose(self, *axes: Any) -> Any:
         return ndarray_transpose(self, axes)
 
-    def swapaxes(self, axis1, axis2):
+    def swapaxes(self, axis1: Any, axis2: Any) -> Any:
         return np.swapaxes(self, axis1, axis2)
 
-    def squeeze(self, axis=None):
+    def squeeze(self, axis: Any = None) -> Any:
         return np.squeeze(self, axis)
 
-    def ravel(self, order="C"):
+    def ravel(self, order: Any = "C") -> Any:
         return np.ravel(self, order)
 
-    def flatten(self, order="C"):
+    def flatten(self, order: Any = "C") -> Any:
         return np.ravel(self, order).copy()
 
-    def astype(self, dtype, order="K", casting="unsafe", subok=True, copy=True):
+    def astype(self, dtype: DTypeLike, order: Any = "K", casting: Any = "unsafe",
+               subok: bool = True, copy: bool = True) -> Any:
         return slots.function_call(
             ndarray_astype, (self, dtype), dict(order=order, casting=casting, copy=copy))
 
-    def copy(self, order="C"):
-        res = np.copy(self, order)
+    def copy(self, order: Any = "C") -> Any:
+        res: Any = np.copy(self, order)
         if scalar_per_example(self) and getattr(res, "_array0d", False):
             del res._array0d  # scalar.copy() is a scalar; np.copy(scalar) a 0-d array
         return res
 
-    def __copy__(self):
+    def __copy__(self) -> Any:
         return np.copy(self)
 
-    def __deepcopy__(self, memo):
+    def __deepcopy__(self, memo: Any) -> Any:
         return np.copy(self)
 
-    def clip(self, min=None, max=None, out=None, **kwargs):
+    def clip(self, min: Any = None, max: Any = None, out: Any = None, **kwargs: Any) -> Any:
         return np.clip(self, min, max, out=out, **kwargs)
 
-    def round(self, decimals=0, out=None):
+    def round(self, decimals: int = 0, out: Any = None) -> Any:
         return np.round(self, decimals, out)
 
-    def dot(self, b, out=None):
+    def dot(self, b: Any, out: Any = None) -> Any:
         return np.dot(self, b, out)
 
-    def take(self, indices, axis=None, out=None, mode="raise"):
+    def take(self, indices: Any, axis: Any = None, out: Any = None, mode: Any = "raise") -> Any:
         return np.take(self, indices, axis, out, mode)
 
-    def repeat(self, repeats, axis=None):
+    def repeat(self, repeats: Any, axis: Any = None) -> Any:
         return np.repeat(self, repeats, axis)
 
-    def sort(self, axis=-1, kind=None, order=None, *, stable=None):
+    def sort(self, axis: Any = -1, kind: Any = None, order: Any = None, *,
+             stable: bool | None = None) -> None:
         """In place, like ``ndarray.sort``."""
         if axis is None:  # as ndarray.sort: there is no flattened in-place sort
             raise TypeError("'NoneType' object cannot be interpreted as an integer")
         self[...] = np.sort(self, axis=axis, kind=kind, order=order, stable=stable)
 
-    def argsort(self, axis=-1, kind=None, order=None, *, stable=None):
+    def argsort(self, axis: Any = -1, kind: Any = None, order: Any = None, *,
+                stable: bool | None = None) -> Any:
         return np.argsort(self, axis=axis, kind=kind, order=order, stable=stable)
 
-    def conj(self):
+    def conj(self) -> Any:
         # ndarray.conj() of a non-complex array is the array itself (writes show through it);
         # a NumPy scalar is immutable, so handing it back is the same as a new equal scalar
         if self._value.dtype.kind in "biuf":
@@ -622,76 +646,81 @@ class BatchedTensor:
 
     conjugate = conj
 
-    def diagonal(self, offset=0, axis1=0, axis2=1):
+    def diagonal(self, offset: int = 0, axis1: int = 0, axis2: int = 1) -> Any:
         return np.diagonal(self, offset, axis1, axis2)
 
-    def trace(self, offset=0, axis1=0, axis2=1, dtype=None, out=None):
+    def trace(self, offset: int = 0, axis1: int = 0, axis2: int = 1, dtype: DTypeLike | None = None,
+              out: Any = None) -> Any:
         return np.trace(self, offset, axis1, axis2, dtype, out)
 
-    def nonzero(self):
+    def nonzero(self) -> Any:
         return np.nonzero(self)
 
-    def searchsorted(self, v, side="left", sorter=None):
+    def searchsorted(self, v: Any, side: Any = "left", sorter: Any = None) -> Any:
         return np.searchsorted(self, v, side, sorter)
 
-    def fill(self, value) -> None:
+    def fill(self, value: Any) -> None:
         slots.function_call(ndarray_fill, (self, value), {})
 
-    def compress(self, condition, axis=None, out=None):
+    def compress(self, condition: Any, axis: Any = None, out: Any = None) -> Any:
         return np.compress(condition, self, axis, out)
 
-    def partition(self, kth, axis=-1, kind="introselect", order=None) -> None:
+    def partition(self, kth: Any, axis: Any = -1, kind: Any = "introselect",
+                  order: Any = None) -> None:
         """In place, like ``ndarray.partition``."""
         self._array_only("partition")
         if axis is None:  # as ndarray.partition: there is no flattened in-place partition
             raise TypeError("'NoneType' object cannot be interpreted as an integer")
         self[...] = np.partition(self, kth, axis=axis, kind=kind, order=order)
 
-    def argpartition(self, kth, axis=-1, kind="introselect", order=None):
+    def argpartition(self, kth: Any, axis: Any = -1, kind: Any = "introselect",
+                     order: Any = None) -> Any:
         self._array_only("argpartition")
         return np.argpartition(self, kth, axis=axis, kind=kind, order=order)
 
-    def put(self, indices, values, mode="raise") -> None:
-        np.put(self, indices, values, mode)
+    def put(self, indices: Any, values: Any, mode: Any = "raise") -> None:
+        np.put(self, indices, values, mode)  # type: ignore[arg-type, unused-ignore]  # (see T)
 
-    def choose(self, choices, out=None, mode="raise"):
+    def choose(self, choices: Any, out: Any = None, mode: Any = "raise") -> Any:
         return np.choose(self, choices, out, mode)
 
-    def view(self, *args, **kwargs):
+    def view(self, *args: Any, **kwargs: Any) -> Any:
         cls = kwargs.get("type", args[-1] if args else None)
         if cls in VIEW_AS_MASKED and len(args) + len(kwargs) == 1:
             return slots.masked_view(self)  # each example a masked array without a mask
         return slots.function_call(ndarray_view, (self,) + args, kwargs)
 
-    def byteswap(self, inplace=False):
+    def byteswap(self, inplace: bool = False) -> Any:
         return slots.function_call(ndarray_byteswap, (self, inplace), {})
 
-    def getfield(self, dtype, offset=0):
+    def getfield(self, dtype: DTypeLike, offset: int = 0) -> Any:
         return slots.function_call(ndarray_getfield, (self, dtype, offset), {})
 
-    def setfield(self, val, dtype, offset=0) -> None:
+    def setfield(self, val: Any, dtype: DTypeLike, offset: int = 0) -> None:
         self.getfield(dtype, offset)[...] = val
 
-    def resize(self, *new_shape, refcheck=True) -> None:
+    def resize(self, *new_shape: Any, refcheck: bool = True) -> None:
         """In place, like ``ndarray.resize``: the example's new elements are zeros."""
         slots.function_call(ndarray_resize, (self, ints_or_sequence(new_shape) if new_shape
                                              else None), {"refcheck": refcheck})
 
-    def setflags(self, write=None, align=None, uic=None) -> None:
+    def setflags(self, write: bool | None = None, align: bool | None = None,
+                 uic: bool | None = None) -> None:
         slots.function_call(ndarray_setflags, (self, write, align, uic), {})
 
     @property
-    def flags(self):
+    def flags(self) -> Any:
         """Each example's flags as the loop sees them (``docs/semantics.md``)."""
         return slots.function_call(ndarray_flags, (self,), {})
 
     @property
-    def strides(self) -> tuple:
+    def strides(self) -> tuple[int, ...]:
         """One example's strides as the loop sees them (``docs/semantics.md``)."""
-        return slots.function_call(ndarray_strides, (self,), {})
+        strides: tuple[int, ...] = slots.function_call(ndarray_strides, (self,), {})
+        return strides
 
     @property
-    def base(self):
+    def base(self) -> Any:
         """The loop's ``base`` of an example, where vmap knows it (``docs/semantics.md``)."""
         return slots.function_call(ndarray_base, (self,), {})
 
@@ -700,21 +729,21 @@ class BatchedTensor:
         return FlatIter(self)
 
     @flat.setter
-    def flat(self, value) -> None:
+    def flat(self, value: Any) -> None:
         FlatIter(self)[...] = value
 
     @property
-    def device(self):
+    def device(self) -> Any:
         return self._value.device
 
-    def to_device(self, device, /, *, stream=None):
+    def to_device(self, device: Any, /, *, stream: Any = None) -> BatchedTensor:
         res = self._value.to_device(device, stream=stream)  # the backend's own checks
         return self if res is self._value else new_batched(res, self._bdim, self._level)
 
-    def __dlpack_device__(self):
+    def __dlpack_device__(self) -> Any:
         return self._value.__dlpack_device__()
 
-    def __array_namespace__(self, *, api_version=None):
+    def __array_namespace__(self, *, api_version: str | None = None) -> Any:
         ns = self._value.__array_namespace__(api_version=api_version)
         if ns is np:
             return _compat_namespace(sys._getframe(1)) or ns
@@ -725,9 +754,9 @@ class BatchedTensor:
         """An example's: NumPy scalars have -1000000.0, arrays 0.0. (Results of NumPy calls
         on BatchedTensors are BatchedTensors whatever the priorities.)"""
         return -1000000.0 if scalar_per_example(self) else 0.0
-    __class_getitem__ = classmethod(types.GenericAlias)
+    __class_getitem__: classmethod[Any, [Any], types.GenericAlias] = classmethod(types.GenericAlias)
 
-    def __delitem__(self, key):
+    def __delitem__(self, key: Any) -> NoReturn:
         raise ValueError("cannot delete array elements")
 
     def _array_only(self, name: str) -> None:
@@ -736,23 +765,76 @@ class BatchedTensor:
             raise AttributeError(f"'{np.dtype(self.dtype).type.__name__}' object has no "
                                  f"attribute '{name}'")
 
-    def __round__(self, ndigits=None):
+    def __round__(self, ndigits: int | None = None) -> Any:
         args = (self,) if ndigits is None else (self, ndigits)
         return slots.function_call(round, args, {})
 
-    # Python operators are defined below by _install_operators.
+    # Python operators are installed on the class by ``operators``; for type checkers:
+    if TYPE_CHECKING:
+        def __add__(self, other: Any) -> Any: ...
+        def __radd__(self, other: Any) -> Any: ...
+        def __iadd__(self, other: Any) -> Any: ...
+        def __sub__(self, other: Any) -> Any: ...
+        def __rsub__(self, other: Any) -> Any: ...
+        def __isub__(self, other: Any) -> Any: ...
+        def __mul__(self, other: Any) -> Any: ...
+        def __rmul__(self, other: Any) -> Any: ...
+        def __imul__(self, other: Any) -> Any: ...
+        def __truediv__(self, other: Any) -> Any: ...
+        def __rtruediv__(self, other: Any) -> Any: ...
+        def __itruediv__(self, other: Any) -> Any: ...
+        def __floordiv__(self, other: Any) -> Any: ...
+        def __rfloordiv__(self, other: Any) -> Any: ...
+        def __ifloordiv__(self, other: Any) -> Any: ...
+        def __mod__(self, other: Any) -> Any: ...
+        def __rmod__(self, other: Any) -> Any: ...
+        def __imod__(self, other: Any) -> Any: ...
+        def __pow__(self, other: Any) -> Any: ...
+        def __rpow__(self, other: Any) -> Any: ...
+        def __ipow__(self, other: Any) -> Any: ...
+        def __matmul__(self, other: Any) -> Any: ...
+        def __rmatmul__(self, other: Any) -> Any: ...
+        def __imatmul__(self, other: Any) -> Any: ...
+        def __and__(self, other: Any) -> Any: ...
+        def __rand__(self, other: Any) -> Any: ...
+        def __iand__(self, other: Any) -> Any: ...
+        def __or__(self, other: Any) -> Any: ...
+        def __ror__(self, other: Any) -> Any: ...
+        def __ior__(self, other: Any) -> Any: ...
+        def __xor__(self, other: Any) -> Any: ...
+        def __rxor__(self, other: Any) -> Any: ...
+        def __ixor__(self, other: Any) -> Any: ...
+        def __lshift__(self, other: Any) -> Any: ...
+        def __rlshift__(self, other: Any) -> Any: ...
+        def __ilshift__(self, other: Any) -> Any: ...
+        def __rshift__(self, other: Any) -> Any: ...
+        def __rrshift__(self, other: Any) -> Any: ...
+        def __irshift__(self, other: Any) -> Any: ...
+        def __divmod__(self, other: Any) -> Any: ...
+        def __rdivmod__(self, other: Any) -> Any: ...
+        def __lt__(self, other: Any) -> Any: ...
+        def __le__(self, other: Any) -> Any: ...
+        def __gt__(self, other: Any) -> Any: ...
+        def __ge__(self, other: Any) -> Any: ...
+        def __eq__(self, other: object) -> Any: ...
+        def __ne__(self, other: object) -> Any: ...
+        def __neg__(self) -> Any: ...
+        def __pos__(self) -> Any: ...
+        def __abs__(self) -> Any: ...
+        def __invert__(self) -> Any: ...
 
 
 class MethodOp:
     """A callable that calls an ndarray method by name, so that one key serves every backend."""
 
-    def __init__(self, method: str):
+    def __init__(self, method: str) -> None:
         self.method = method
         self.__name__ = method
         self.__qualname__ = f"ndarray.{method}"
-        self.__module__ = None
+        # (no module: op_name names it "ndarray.<method>"; typeshed's __module__ is a str)
+        self.__module__ = None  # type: ignore[assignment]
 
-    def __call__(self, x, *args, **kwargs):
+    def __call__(self, x: Any, *args: Any, **kwargs: Any) -> Any:
         return getattr(x, self.method)(*args, **kwargs)
 
     def __repr__(self) -> str:
@@ -762,7 +844,7 @@ class MethodOp:
 class AttributeOp(MethodOp):
     """A callable that reads an ndarray attribute by name (``x.strides``, ``x.flags``)."""
 
-    def __call__(self, x):
+    def __call__(self, x: Any) -> Any:
         return getattr(x, self.method)
 
     def __repr__(self) -> str:
@@ -779,7 +861,7 @@ ndarray_flags = AttributeOp("flags")
 ndarray_base = AttributeOp("base")
 
 
-def _holds_batched(key) -> bool:
+def _holds_batched(key: Any) -> bool:
     if type(key) is BatchedTensor:
         return True
     return isinstance(key, (tuple, list)) and any(_holds_batched(k) for k in key)
@@ -798,7 +880,7 @@ class FlatIter:
         self.index = 0
 
     @property
-    def coords(self) -> tuple:
+    def coords(self) -> tuple[int, ...]:
         return tuple(int(i) for i in np.unravel_index(self.index, self.base.shape))
 
     def __len__(self) -> int:
@@ -807,35 +889,36 @@ class FlatIter:
     def __iter__(self) -> FlatIter:
         return self
 
-    def __next__(self):
+    def __next__(self) -> Any:
         if self.index >= self.base.size:
             raise StopIteration
         item = self[self.index]
         self.index += 1
         return item
 
-    def __getitem__(self, key):
+    def __getitem__(self, key: Any) -> Any:
         if type(key) is tuple and len(key) != 1:
             raise IndexError(f"too many indices for flat iterator: flat iterator is "
                              f"1-dimensional, but {len(key)} were indexed")
-        res = np.ravel(self.base)[key]
+        res: Any = np.ravel(self.base)[key]
         if type(res) is BatchedTensor and not scalar_per_example(res):
             res = np.copy(res)  # the flat iterator reads copies, never views
         return res
 
-    def __setitem__(self, key, value) -> None:
+    def __setitem__(self, key: Any, value: Any) -> None:
         if type(key) is tuple and len(key) != 1:
             raise IndexError(f"too many indices for flat iterator: flat iterator is "
                              f"1-dimensional, but {len(key)} were indexed")
         positions = np.arange(self.base.size)
         if _holds_batched(key):  # positions per example, for a batched index
             positions = positions + np.zeros_like(np.ravel(self.base), dtype=positions.dtype)
-        np.put(self.base, positions[key], value)
+        # (NumPy's stubs want an ndarray: see BatchedTensor.T)
+        np.put(self.base, positions[key], value)  # type: ignore[arg-type, unused-ignore]
 
-    def copy(self):
+    def copy(self) -> Any:
         return np.ravel(self.base).copy()
 
-    def __array__(self, dtype=None, copy=None):
+    def __array__(self, dtype: DTypeLike | None = None, copy: bool | None = None) -> NDArray[Any]:
         return np.ravel(self.base.__array__(dtype, copy))
 
     def __repr__(self) -> str:
@@ -884,8 +967,8 @@ if hasattr(np.ndarray, "__buffer__"):  # Python 3.12's buffer protocol in Python
 
 
 def _refusal(name: str, why: str) -> property:
-    def get(self):
-        err = AttributeError(f"BatchedTensor.{name}: {why}.")
+    def get(self: BatchedTensor) -> NoReturn:
+        err: Any = AttributeError(f"BatchedTensor.{name}: {why}.")
         if name in _MEMORY_INTERFACES:
             # Python code that reads it (a library's own as_strided, bound before the vmap)
             # needs one example's memory: per example it has it, so vmap reruns the function
@@ -903,7 +986,7 @@ for _name, _why in NOT_PER_EXAMPLE.items():
     setattr(BatchedTensor, _name, _refusal(_name, _why))
 
 
-def _example_shape(shape, example: tuple) -> tuple | None:
+def _example_shape(shape: Any, example: tuple[int, ...]) -> tuple[int, ...] | None:
     """The target shape of reshaping one ``example``-shaped array to ``shape`` (Python ints, at
     most one -1), or None where NumPy would raise or the case is unusual (the rule decides)."""
     if type(shape) is int:
@@ -919,7 +1002,7 @@ def _example_shape(shape, example: tuple) -> tuple | None:
     return shape if min(shape, default=0) >= 0 and math.prod(shape) == size else None
 
 
-def enter(x: BatchedTensor, op, path: Path = Path.RULE):
+def enter(x: BatchedTensor, op: Any, path: Path = Path.RULE) -> Level:
     """The level of ``x`` for a hot path serving ``op``: checked alive (the escaped-tensor
     error otherwise), and the path recorded for ``record_paths``."""
     level = x._level
@@ -936,7 +1019,7 @@ def _batch_first_array(x: BatchedTensor) -> bool:
     return not x._bdim and type(v) is np.ndarray and v.ndim >= 2
 
 
-def reshape_view(x: BatchedTensor, shape) -> BatchedTensor | None:
+def reshape_view(x: BatchedTensor, shape: Any) -> BatchedTensor | None:
     """``x.reshape(shape)`` (C order) of a batch-first example of at least one dimension into
     at least one: the physical reshape, a view exactly where NumPy's reshape of one example is
     one. None for anything else (the reshape rule, with NumPy's errors)."""
@@ -959,14 +1042,14 @@ def transpose_view(x: BatchedTensor) -> BatchedTensor | None:
                        enter(x, np.transpose))
 
 
-def ints_or_sequence(args: tuple):
+def ints_or_sequence(args: tuple[Any, ...]) -> Any:
     """ndarray methods take ``x.reshape(2, 3)`` or ``x.reshape((2, 3))``: the one sequence."""
     if len(args) == 1 and not isinstance(args[0], (int, np.integer)):
         return args[0]
     return args
 
 
-def ndarray_transpose(x, axes: tuple):
+def ndarray_transpose(x: Any, axes: tuple[Any, ...]) -> Any:
     """``x.transpose()``, ``x.transpose(None)``, ``x.transpose(1, 0)``, ``x.transpose((1, 0))``."""
     if not axes or (len(axes) == 1 and axes[0] is None):
         return np.transpose(x)
@@ -977,7 +1060,8 @@ ndarray_astype = MethodOp("astype")
 ndarray_fill = MethodOp("fill")
 
 
-def _getitem_with_ellipsis_or_none(x: BatchedTensor, key: tuple) -> BatchedTensor | None:
+def _getitem_with_ellipsis_or_none(x: BatchedTensor,
+                                   key: tuple[Any, ...]) -> BatchedTensor | None:
     """``x[..., None]``, ``x[:, None]``, ``x[..., 0]``: a basic index of ints, plain slices,
     None and one Ellipsis on an example of at least one dimension, batch axis first. The
     physical key is the same with the batch axis in front (the Ellipsis spans only example
@@ -1001,20 +1085,20 @@ def _getitem_with_ellipsis_or_none(x: BatchedTensor, key: tuple) -> BatchedTenso
         res = v[(_ALL,) + key]
     except IndexError:  # out of bounds: the general path says so per example
         return None
-    res = new_batched(res, 0, enter(x, operator.getitem))
-    if res._value.ndim == 1:
-        res._array0d = True  # x[0, ...] of a 1-d example: a 0-d array, written in place
-    return res
+    out = new_batched(res, 0, enter(x, operator.getitem))
+    if out._value.ndim == 1:
+        out._array0d = True  # x[0, ...] of a 1-d example: a 0-d array, written in place
+    return out
 
 
-def batch_axes_in_front(t: BatchedTensor) -> tuple:
+def batch_axes_in_front(t: BatchedTensor) -> tuple[Any, tuple[Level, ...]]:
     """``(physical, levels)``: the physical array under ``t``'s levels with the batch axis of
     each in front, outermost first (views), and those levels in that order."""
-    chain = []
+    chain: list[BatchedTensor] = []
     while type(t) is BatchedTensor:  # a BatchedTensor of an inner level wraps the outer's
         chain.append(t)
         t = t._value
-    phys = t
+    phys: Any = t
     for k, c in enumerate(reversed(chain)):
         # (an inner level's batch axis is an axis of the outer level's example: after the k
         # outer batch axes in front)
@@ -1022,7 +1106,7 @@ def batch_axes_in_front(t: BatchedTensor) -> tuple:
     return phys, tuple(c._level for c in reversed(chain))
 
 
-def _all_same(v: np.ndarray, first: Any) -> bool:
+def _all_same(v: NDArray[Any], first: Any) -> bool:
     """Whether every element of ``v`` is ``first`` (broadcast): NaN is NaN's value, and -0.0
     is not 0.0 (``1 / x`` differs)."""
     same = v == first
@@ -1043,7 +1127,7 @@ def scalar_per_example(t: BatchedTensor) -> bool:
     return t._value.ndim == 1 and not getattr(t, "_array0d", False)
 
 
-def plain_array(x: np.ndarray, what: str) -> np.ndarray:
+def plain_array(x: NDArray[Any], what: str) -> NDArray[Any]:
     """An ndarray (or a subclass) to batch, as a plain ndarray, or a ValueError saying why not.
 
     A batch is one physical array whose examples are slices of it, and the loop's examples of
@@ -1077,7 +1161,7 @@ def plain_array(x: np.ndarray, what: str) -> np.ndarray:
         f"plain array.")
 
 
-def _compat_namespace(frame) -> Any:
+def _compat_namespace(frame: Any) -> Any:
     """Where array-api-compat's ``array_namespace`` asks a NumPy-backed value for its
     namespace (``frame``: the caller of ``__array_namespace__``): the namespace that copy of
     array-api-compat gives a NumPy array, its ``numpy`` wrapper, unless the call asked for
@@ -1116,12 +1200,14 @@ _NAN_TOKENS = itertools.count(1)
 _QUIET_NAN = 0x7FF8_0000_0000_0000
 _INT_TOKEN_BASE = 1 << 100
 #: which Python scalar each kind of dtype converts to, and the dtype the loop stacks those to
-_SCALAR_DTYPES = {float: np.float64, int: np.int64, complex: np.complex128}
-_CONVERTIBLE = {float: "biuf", int: "bi", complex: "biufc"}
+_SCALAR_DTYPES: dict[Callable[[Any], Any], type] = {float: np.float64, int: np.int64,
+                                                    complex: np.complex128}
+_CONVERTIBLE: dict[Callable[[Any], Any], str] = {float: "biuf", int: "bi", complex: "biufc"}
 _ITEM_KINDS = {"f": float, "i": int, "c": complex}
 
 
-def returned_scalar(x: BatchedTensor, kind: type, frame: Any, callee: Any) -> Any:
+def returned_scalar(x: BatchedTensor, kind: Callable[[Any], Any], frame: Any,
+                    callee: Any) -> int | float | complex | None:
     """A stand-in for ``kind(x)`` (``float``, ``int``, ``complex``; ``callee``: that builtin,
     or ``"item"``) called in ``frame``, when ``x`` is 0-d per example and the result goes
     straight back to the vmap pass of ``x``'s level; else None."""
@@ -1132,6 +1218,7 @@ def returned_scalar(x: BatchedTensor, kind: type, frame: Any, callee: Any) -> An
             or not returned_as_is(frame, until, callee):
         return None
     n = next(_NAN_TOKENS) & 0x3_FFFF_FFFF_FFFF
+    token: int | float | complex
     if kind is int:
         token = _INT_TOKEN_BASE + n
         key: Any = ("i", token)
@@ -1158,7 +1245,8 @@ def take_returned(level: Level, out: Any) -> Any:
         key = ("f", struct.unpack("<Q", struct.pack("<d", real))[0])
     else:
         return out
-    return level.returned.get(key, out)
+    # (vmap calls it where level.returned holds stand-ins)
+    return level.returned.get(key, out)  # type: ignore[union-attr]
 
 
 def new_batched(value: Any, bdim: int, level: Level) -> BatchedTensor:

@@ -80,8 +80,8 @@ def _wrapper(name: str, params: tuple[str, ...]) -> Callable:
     call.__doc__ = (f"``numpy.{name}``, which hands a batched {' / '.join(params)} to "
                     f"batchtensor inside a vmap (batchtensor.undispatched).\n\n"
                     f"{original.__doc__ or ''}")
-    call.__wrapped__ = original
-    call.__signature__ = sig
+    call.__wrapped__ = original  # type: ignore[attr-defined]  # (a function's attributes)
+    call.__signature__ = sig  # type: ignore[attr-defined]
     return call
 
 

@@ -68,7 +68,7 @@ def ufunc_pointwise(ufunc, inputs: Sequence, kwargs: dict) -> Any:
     if all(b is None for b in bdims) and wb is not None and not outs:
         # Only `where` is batched: give the output its batch axis through an array input
         # (a broadcast view). Python scalars must stay weak, so never convert one.
-        i = next((i for i, v in enumerate(vals) if hasattr(v, "ndim")), None)
+        i: Any = next((i for i, v in enumerate(vals) if hasattr(v, "ndim")), None)
         require(i is not None, "where= is batched and every input is a Python scalar")
         vals[i] = pad_to_rank(ensure_bdim(vals[i], None, w.shape[wb]), rank)
     if has_where:
@@ -78,7 +78,7 @@ def ufunc_pointwise(ufunc, inputs: Sequence, kwargs: dict) -> Any:
         if ufunc.nout == 1:
             return wrap(res, 0, level)
         return tuple(wrap(r, 0, level) for r in res)
-    phys_outs = tuple(None if o is None else align_front([o], [ob], rank)[0]
+    phys_outs: tuple[Any, ...] = tuple(None if o is None else align_front([o], [ob], rank)[0]
                       for o, ob in out_pairs)
     staged = tuple(_staging_for(o) for o in phys_outs)
     kw["out"] = tuple(o if t is None else t for o, t in zip(phys_outs, staged))

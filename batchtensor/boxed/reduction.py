@@ -70,6 +70,8 @@ def reduce_physical(op, name: str, kind: str, level, x, bd, axis, kw: dict, *,
     w, wb = unwrap(where, level) if has_where else (where, None)
     has_mean = _given_array(mean)
     m, mb = unwrap(mean, level) if has_mean else (mean, None)
+    o: Any
+    ob: Any  # (not None where out is given: an unbatched out raises below)
     o, ob = unwrap(out, level) if out is not None else (None, None)
     if out is not None and ob is None:
         raise unbatched_out_error(name)
@@ -94,6 +96,7 @@ def reduce_physical(op, name: str, kind: str, level, x, bd, axis, kw: dict, *,
         # (np.mean(x, axis=0)): let it decide on a 0-d example.
         small = {k: v for k, v in kw.items() if k not in ("where", "out")}
         dry_run(op, (), x.dtype, axis=axis, **small)
+    call_axis: Any  # one axis or a tuple of them
     if kind is REDUCE:
         laxes = tuple(range(nd)) if axis is None else () if nd == 0 else wrap_axes(axis, nd)
         call_axis = tuple(physical_axis(a, bd) for a in laxes)
@@ -130,7 +133,7 @@ def reduce_physical(op, name: str, kind: str, level, x, bd, axis, kw: dict, *,
         one = np.zeros(x.shape[:bd] + (1,) + x.shape[bd + 1:], dtype=x.dtype, like=x)
         small = {k: v for k, v in kw.items() if k != "out"}
         for k in ("where", "mean"):  # (batch axis first, as x's: of the stand-in's one example)
-            v = small.get(k)
+            v: Any = small.get(k)
             if getattr(v, "ndim", 0) == x.ndim and v.shape[0] == 0:
                 small[k] = np.ones((1,) + v.shape[1:], dtype=v.dtype, like=v)
         res = op(one, axis=call_axis, **small)

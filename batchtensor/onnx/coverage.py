@@ -45,7 +45,7 @@ def _sample_fn(op, td, leaves, arrays):
     return f
 
 
-def _short(msg: str) -> str:
+def _short(msg: object) -> str:
     msg = str(msg).split("\n")[0]
     msg = re.sub(r"\(called at [^)]*\)", "", msg)
     msg = re.sub(r"\s+", " ", msg)

@@ -9,7 +9,7 @@ itself be a ``bt.vmap(...)`` of a function (any depth): each level becomes one s
 from __future__ import annotations
 
 import inspect
-from typing import Any, Callable, Sequence
+from typing import AbstractSet, Any, Callable, Sequence
 
 import numpy as np
 
@@ -165,7 +165,8 @@ def _const_leaf(x: Any) -> Any:
     return x
 
 
-def _trace(base: Callable, plan: _Plan, g: Graph, kwargs: dict) -> list:
+def _trace(base: Callable, plan: _Plan, g: Graph,
+           kwargs: dict) -> tuple[Any, list[tuple[Any, Any, Any]]]:
     symbols = g.symbols
     tv = plan.take([s.trace for s in symbols])
     sv = plan.take([s.shadow for s in symbols])
@@ -323,7 +324,8 @@ _SHAPE_ROLES = {"Reshape": (1,), "Expand": (1,), "ConstantOfShape": (0,), "Tile"
                 "Range": (0, 1)}
 
 
-def find_leaks(model, trace_sizes: Sequence[int], exclude: set = frozenset()) -> list[str]:
+def find_leaks(model, trace_sizes: Sequence[int],
+               exclude: AbstractSet[int] = frozenset()) -> list[str]:
     """Shape-like int constants (Reshape/Expand/ConstantOfShape/Tile/Range inputs) holding a
     nonzero multiple of a trace batch size (other than the per-example dims in ``exclude``).
     Returns one description per suspicious constant."""

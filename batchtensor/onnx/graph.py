@@ -48,7 +48,7 @@ class Symbol:
 
     def __init__(self, name: str, trace: int, shadow: int):
         self.name, self.trace, self.shadow = name, trace, shadow
-        self.source = None  # (graph input name, axis), set when an input carries it
+        self.source: Any = None  # (graph input name, axis), set when an input carries it
 
 
 def _key(attrs: dict) -> tuple:
@@ -173,7 +173,7 @@ class Graph:
         if type(d) is not SymDim:
             return self.i64([d])
         key = (int(d), d.s)
-        name = self._dims.get(key)
+        name: Any = self._dims.get(key)  # (a str once built)
         if name is not None:
             return name
         mono = self.monomial(int(d), d.s)
@@ -239,7 +239,8 @@ class Graph:
         dims = list(dims)
         if not any(type(d) is SymDim for d in dims):
             return self.i64(dims)
-        parts, run = [], []
+        parts: list[str] = []
+        run: list[Any] = []
         for d in dims:
             if type(d) is SymDim:
                 if run:

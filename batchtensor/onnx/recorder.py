@@ -25,6 +25,7 @@ import operator
 import os
 import sys
 import threading
+from types import FrameType
 from typing import Any, Callable
 
 import numpy as np
@@ -126,6 +127,13 @@ class TArray(NDArrayOperatorsMixin):
     sizes), and ``name``, its graph value (None: a folded constant)."""
 
     __slots__ = ("v", "s", "name", "root", "root_version", "version")
+
+    v: Any
+    s: Any
+    name: str | None
+    root: TArray | None
+    root_version: int
+    version: int
 
     def __init__(self, v, s, name: str | None, root: TArray | None = None):
         self.v, self.s, self.name = v, s, name
@@ -467,7 +475,7 @@ _NUMPY = os.path.dirname(np.__file__)
 
 def call_site() -> str:
     """``file:line`` of the innermost caller outside the exporter and NumPy (the rule)."""
-    f = sys._getframe(2)
+    f: FrameType | None = sys._getframe(2)
     while f is not None:
         fn = f.f_code.co_filename
         if not (fn.startswith(_HERE) or fn.startswith(_NUMPY)):
@@ -562,6 +570,7 @@ def record(op: Any, key: Any, args: tuple, kwargs: dict) -> Any:
         return out_v if write_idx is not None else out_arg[0] if isinstance(out_arg, tuple) \
             and not isinstance(out_v, tuple) else out_arg
     multi = isinstance(out_v, (tuple, list))
+    outs: Any  # a list of Outs where multi, else one
     if multi:
         outs = [Out(_as_array(a), _as_array(b)) for a, b in zip(out_v, out_s)]
     else:
@@ -594,7 +603,7 @@ def _view_root(r: np.ndarray, tin: list):
     return None
 
 
-def _wrap(v, s, name: str, tin: list) -> TArray:
+def _wrap(v, s, name: str | None, tin: list) -> TArray:
     if isinstance(v, np.generic):
         v, s = np.asarray(v), np.asarray(s)
     return TArray(v, s, name, _view_root(v, tin))

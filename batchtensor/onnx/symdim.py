@@ -77,7 +77,11 @@ def _compare(name: str, f):
 class SymDim(int):
     """A dimension that depends on the batch sizes (see the module docstring)."""
 
-    def __new__(cls, v: int, s: int, expr: tuple):
+    s: int
+    expr: tuple[Any, ...] | None  # None: a size the graph cannot compute
+    like: Any
+
+    def __new__(cls, v: int, s: int, expr: tuple | None):
         self = int.__new__(cls, v)
         self.s = int(s)
         self.expr = expr  # ("shape", value name, axis) | (op, a, b) with op in + - * // %

@@ -160,7 +160,7 @@ def align_pointwise(vals: Sequence, bdims: Sequence) -> tuple[list, int]:
     and the unbatched ones are scalars, nothing moves and the batch axis stays where it is.
     """
     rank = 0
-    common = -1
+    common: Any = -1  # (bdim, ndim) the batched values share; None: they differ; -1: none yet
     for v, b in zip(vals, bdims):
         nd = ndim_of(v)
         if b is None:
@@ -204,7 +204,7 @@ def all_examples(x: Any) -> bool:
     return bool(np.all(innermost(x)))
 
 
-def require(cond: bool, reason: str) -> None:
+def require(cond: object, reason: str) -> None:
     """Hand the call to the per-example loop when ``cond`` is false."""
     if not cond:
         raise LoopFallback(reason)

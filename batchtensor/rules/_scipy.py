@@ -91,9 +91,10 @@ def require_no_output_array(output: Any, name: str) -> None:
     example made for itself, or one every example shares: only the rerun can tell, and the
     per-op loop would write every example into it."""
     if is_array(output):
-        err = TypeError(f"scipy.ndimage.{name}(output=...) into an array that is not batched at this vmap "
-                        f"level: batchtensor cannot batch the call, which converts the batched "
-                        f"input as SciPy would")
+        err: Any = TypeError(  # (with the attributes of a refused conversion)
+            f"scipy.ndimage.{name}(output=...) into an array that is not batched at this vmap "
+            f"level: batchtensor cannot batch the call, which converts the batched "
+            f"input as SciPy would")
         err.batchtensor_conversion = True  # errors.rerun_reason: a rerun per example
         err.batchtensor_level = current_level()
         err.batchtensor_what = f"scipy.ndimage.{name}(output=an unbatched array)"

@@ -38,6 +38,7 @@ from __future__ import annotations
 import math
 import operator
 import re
+from typing import Any
 
 import numpy as np
 
@@ -272,7 +273,7 @@ def _plan(level, xv, xb, key_in) -> _Plan:
     n = next(k._value.shape[k._bdim] for k in key if type(k) is BatchedTensor
              and k._level is level)
     x = ensure_bdim(xv, xb, n)
-    entries = []
+    entries: list[Any] = []
     for k in key:
         kv, kb = unwrap(k, level)
         if kb is not None and kv.dtype == bool:
@@ -295,17 +296,17 @@ def _plan(level, xv, xb, key_in) -> _Plan:
                 "size 0: the number of elements the mask selects, which the other index arrays "
                 "must broadcast with, is known only from an example") from None
         raise
-    pkey = [np.reshape(np.arange(n, like=innermost(x)), (n,) + (1,) * r)]
+    index: list[Any] = [np.reshape(np.arange(n, like=innermost(x)), (n,) + (1,) * r)]
     for k in ekey:
         if isinstance(k, _Batched):
-            pkey.append(pad_to_rank(move_bdim_to_front(k.value, k.bdim), r))
+            index.append(pad_to_rank(move_bdim_to_front(k.value, k.bdim), r))
         else:
-            pkey.append(k)
+            index.append(k)
     rest = sum(_result_dims(k) for i, k in enumerate(ekey) if i not in adv)
     moves = None
     if adjacent and adv[0] > 0 and n_pre:
         moves = (list(range(1, 1 + r)), list(range(1 + n_pre, 1 + n_pre + r)))
-    return _Plan(x, tuple(pkey), 0, moves, r + rest)
+    return _Plan(x, tuple(index), 0, moves, r + rest)
 
 
 class _Mask0d:

@@ -12,6 +12,7 @@ functions that only restate a numpy-namespace twin decompose onto it.
 from __future__ import annotations
 
 import math
+from typing import Any
 
 import numpy as np
 from numpy.lib.array_utils import normalize_axis_tuple
@@ -126,6 +127,7 @@ _REAL = {np.dtype(np.float32): np.float32, np.dtype(np.float64): np.float64}
 
 def linalg_types(*dtypes) -> tuple:
     """NumPy's ``_commonType``: (computation type, result type) of numpy.linalg."""
+    result: type[np.floating[Any]]
     result, cplx = np.float32, False
     for dt in map(np.dtype, dtypes):
         if dt.kind in "fc":

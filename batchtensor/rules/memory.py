@@ -14,6 +14,7 @@ from __future__ import annotations
 import builtins
 import math
 import sys
+from typing import Any
 
 import numpy as np
 from numpy.lib.stride_tricks import as_strided
@@ -84,7 +85,7 @@ def example_owns_memory(x: BatchedTensor, what: str) -> bool:
         return False
     if getattr(phys, "base", None) is None:
         return True
-    err = BatchingError(
+    err: Any = BatchingError(  # (with the attributes of a refused conversion)
         f"{what} of a value computed inside the vmapped function that views other memory: "
         f"the loop's example may view another value made inside the function or own fresh "
         f"memory, and vmap does not track which. Test sharing with np.shares_memory(a, b) "
@@ -119,6 +120,8 @@ class ExampleFlags:
     ``x.flags.writeable = False`` (or ``x.flags["W"] = False``) calls ``x.setflags``."""
 
     __slots__ = ("_x",)
+
+    _x: BatchedTensor
 
     def __init__(self, x: BatchedTensor):
         object.__setattr__(self, "_x", x)
@@ -215,7 +218,7 @@ class ExampleFlags:
             return NotImplemented
         return all(getattr(self, k) == getattr(other, k) for k in _NAMES)
 
-    __hash__ = None
+    __hash__ = None  # type: ignore[assignment]  # (unhashable, as numpy.flagsobj)
 
     def __repr__(self) -> str:
         return "\n".join(f"  {k.upper()} : {getattr(self, k)}" for k in _NAMES) + "\n"

@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import math
 import string
+from typing import Any
 
 import numpy as np
 
@@ -292,6 +293,8 @@ for _uf in (np.vecdot, np.matvec, np.vecmat):
 # ---- tensordot ----------------------------------------------------------------------------------
 def tensordot_axes(axes, sa: tuple, sb: tuple) -> tuple[list, list]:
     """NumPy's parsing of tensordot's ``axes`` against the logical shapes (its errors too)."""
+    axes_a: Any  # a list of axes, or what the caller gave (an int, ...)
+    axes_b: Any
     try:
         iter(axes)
     except Exception:  # noqa: BLE001  (NumPy's own test)
@@ -471,7 +474,7 @@ def _mode(op, mode) -> int:
     m = _MODES.get(mode) if ok else None
     if m is None:
         raise_numpy_error(op, np.zeros(1), np.zeros(1), mode)
-    return m
+    return m  # type: ignore[return-value]  # (raise_numpy_error raised for None)
 
 
 def _zeros_cols(x, k: int):

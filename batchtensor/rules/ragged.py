@@ -671,10 +671,10 @@ for _name, _ufunc in [("add", np.add), ("sub", np.subtract), ("mul", np.multiply
 for _name, _ufunc in [("lt", np.less), ("le", np.less_equal), ("gt", np.greater),
                       ("ge", np.greater_equal), ("eq", np.equal), ("ne", np.not_equal)]:
     setattr(Ragged, f"__{_name}__", _operator(_ufunc))
-Ragged.__divmod__ = _operator(np.divmod)
-Ragged.__rdivmod__ = _operator(np.divmod, reflected=True)
-Ragged.__neg__ = lambda self: np.negative(self)
-Ragged.__pos__ = lambda self: np.positive(self)
-Ragged.__abs__ = lambda self: np.absolute(self)
-Ragged.__invert__ = lambda self: np.invert(self)
-Ragged.__hash__ = None
+setattr(Ragged, "__divmod__", _operator(np.divmod))
+setattr(Ragged, "__rdivmod__", _operator(np.divmod, reflected=True))
+setattr(Ragged, "__neg__", lambda self: np.negative(self))
+setattr(Ragged, "__pos__", lambda self: np.positive(self))
+setattr(Ragged, "__abs__", lambda self: np.absolute(self))
+setattr(Ragged, "__invert__", lambda self: np.invert(self))
+setattr(Ragged, "__hash__", None)

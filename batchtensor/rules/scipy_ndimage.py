@@ -73,11 +73,11 @@ def _axis_filter(name: str, first: str):
     if first == "sigma":
         def rule(input, input_bdim, sigma, axis=-1, *args, **kwargs):
             return run(input, input_bdim, sigma, axis, args, kwargs)
-    elif first == "size":
-        def rule(input, input_bdim, size, axis=-1, *args, **kwargs):
+    elif first == "size":  # (each variant names its parameter as the filter does:)
+        def rule(input, input_bdim, size, axis=-1, *args, **kwargs):  # type: ignore[misc]
             return run(input, input_bdim, size, axis, args, kwargs)
     else:
-        def rule(input, input_bdim, weights, axis=-1, *args, **kwargs):
+        def rule(input, input_bdim, weights, axis=-1, *args, **kwargs):  # type: ignore[misc]
             return run(input, input_bdim, weights, axis, args, kwargs)
 
     rule.__name__ = f"{name}_rule"

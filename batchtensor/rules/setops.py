@@ -20,7 +20,7 @@ per-example loop.
 from __future__ import annotations
 
 import math
-from typing import Any
+from typing import Any, Sequence
 
 import numpy as np
 from numpy.lib._arraysetops_impl import (UniqueAllResult, UniqueCountsResult,
@@ -95,9 +95,10 @@ def compress_rows(op, mask, *values) -> list:
     """The elements each row of ``mask`` keeps, from each of ``values`` (B, n): (B, k)."""
     _check_common_count(op, mask)
     b = mask.shape[0]
+    rows: Sequence[Any] = values
     if not _plain(mask):  # a plain value cannot be indexed with an outer level's mask: lift it
-        values = [np.where(mask, v, v) if _plain(v) else v for v in values]
-    return [np.reshape(v[mask], (b, -1)) for v in values]
+        rows = [np.where(mask, v, v) if _plain(v) else v for v in values]
+    return [np.reshape(v[mask], (b, -1)) for v in rows]
 
 
 def _positions(mask):

@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import math
 import operator
+from typing import Sequence
 
 import numpy as np
 from numpy.exceptions import AxisError
@@ -45,7 +46,7 @@ def resolve_shape(shape, size: int) -> tuple:
     return shape
 
 
-def example_layout(x, compact: bool = True) -> tuple | None:
+def example_layout(x, compact: bool = True) -> tuple[tuple[int, ...], tuple[int, ...]] | None:
     """(shape, strides) of one example of ``x`` at every outer level, as the loop would see it
     (see ``example_strides``); with ``compact=False``, as it lies in memory (an outer level's
     batch axis just left out). None when the backend has no strides."""
@@ -59,7 +60,8 @@ def example_layout(x, compact: bool = True) -> tuple | None:
     return None if strides is None else (tuple(x.shape), tuple(strides))
 
 
-def drop_batch_axis(shape, strides, bdim, compact: bool = True) -> tuple:
+def drop_batch_axis(shape, strides, bdim,
+                    compact: bool = True) -> tuple[tuple[int, ...], tuple[int, ...]]:
     """The layout of one example: the batch axis dropped and (``compact``), where it sits
     inside the example's axes, its factor divided out of the outer strides."""
     shape, st = list(shape), list(strides)
@@ -115,7 +117,7 @@ def _keep_order_perm(x, bdim) -> tuple | None:
     """order='K': one example's logical axes from slowest to fastest in memory, ordered as
     NumPy's iterator orders them (stable; zero and size-1 strides are ambiguous and keep C order;
     signs ignored). None means C order."""
-    st = example_strides(x, bdim)
+    st: Sequence[int] | None = example_strides(x, bdim)
     if st is None:
         return None
     shape = logical_shape(x, bdim)
@@ -334,7 +336,7 @@ def squeeze_rule(a, a_bdim, axis=None):
 
 
 # Where np.atleast_{1,2,3}d put the new axes of a rank-r example (NumPy's placement).
-_ATLEAST_AXES = {
+_ATLEAST_AXES: dict[int, dict[int, tuple[int, ...]]] = {
     1: {0: (0,)},
     2: {0: (0, 1), 1: (0,)},
     3: {0: (0, 1, 2), 1: (0, 2), 2: (2,)},

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from typing import Any
+from typing import Any, cast
 
 import numpy as np
 from numpy.lib.array_utils import normalize_axis_tuple
@@ -45,7 +45,7 @@ def scalar_dtype(x: Any) -> np.dtype:
 
 
 def ndim_of(x: Any) -> int:
-    return getattr(x, "ndim", None) if hasattr(x, "ndim") else np.ndim(x)
+    return cast(int, getattr(x, "ndim", None) if hasattr(x, "ndim") else np.ndim(x))
 
 
 def dims_of(x: Any) -> list:

@@ -11,6 +11,7 @@ the inputs select a data-dependent number of elements and are refused (masked wr
 from __future__ import annotations
 
 import operator
+from typing import Any
 
 import numpy as np
 
@@ -27,7 +28,7 @@ def _normalize_key(key, nd: int) -> list:
     """``[(kind, value)]`` with kinds new / slice / int / arr; Ellipsis expanded, constant
     boolean masks turned into integer arrays, trailing axes made explicit."""
     key = key if type(key) is tuple else (key,)
-    ents = []
+    ents: list[tuple[str, Any]] = []
     for k in key:
         if k is None:
             ents.append(("new", None))
@@ -56,7 +57,7 @@ def _normalize_key(key, nd: int) -> list:
                                      "type")
                 ents.append(("arr", k))
     used = sum(1 for kind, _ in ents if kind in ("slice", "int", "arr"))
-    out = []
+    out: list[tuple[str, Any]] = []
     for kind, v in ents:
         if kind == "ell":
             out.extend([("slice", slice(None))] * (nd - used))

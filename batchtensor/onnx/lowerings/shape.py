@@ -9,6 +9,8 @@ unambiguous) and spells everything else as constants; otherwise every dim comes 
 
 from __future__ import annotations
 
+from typing import Any
+
 import numpy as np
 
 from ...tensor import ndarray_astype
@@ -50,6 +52,7 @@ def _as_reshape(g, out, a, *args, **kwargs):
     return g.reshape(g.val(a), out.dims)
 
 
+_op: Any
 for _op in (np.atleast_1d, np.atleast_2d, np.atleast_3d):
     lowering(_op, onnx=("Reshape",))(
         lambda g, out, *arys: _as_reshape(g, out, arys[0]) if len(arys) == 1 else
