@@ -25,7 +25,8 @@ from .masked import BatchedMaskedArray, is_masked_batch
 from .levels import (GroupPass, Level, close_level, open_level, random_scope, restore_inputs,
                      resume_session, session_tick)
 from .numpy_random import stream_argument
-from .pytree import LEAF, TreeDef, broadcast_prefix, flatten, keystr, leaf_paths, unflatten
+from .pytree import (LEAF, TreeDef, broadcast_prefix, flatten, flatten_as, keystr, leaf_paths,
+                     unflatten)
 from .registry import RECORDERS, is_physical_type
 from .rules.ragged import is_ragged
 from .tensor import BatchedTensor, is_plain_array, new_batched, plain_array, take_returned
@@ -640,6 +641,7 @@ class VmapFunction:
         """The examples' results stacked along their out axes, as the loop's ``np.stack``;
         an ``out_axes=None`` output is the first example's."""
         kinds = set(map(type, outs))  # (one look per type, not per example: B may be 10^4)
+        td: TreeDef | None
         if type(self.out_axes) is int and all(t is np.ndarray or issubclass(t, _SCALARS)
                                               for t in kinds):
             outs = [outs]  # one array or scalar per example (the common case): no pytree walk
@@ -647,9 +649,7 @@ class VmapFunction:
             columns = outs
         else:
             first, td = flatten(outs[0])
-            columns = None
-        if columns is None:
-            columns = self._columns(outs, first)
+            columns = self._columns(outs, first, td)
         oaxes = _leaf_out_axes(self.out_axes, outs[0], len(first))
         stacked = []
         for col, ax in zip(columns, oaxes):
@@ -668,14 +668,16 @@ class VmapFunction:
         return stacked[0] if td is None else unflatten(td, stacked)
 
     @staticmethod
-    def _columns(outs: list[Any], first: list[Any]) -> list[list[Any]]:
-        """The examples' output leaves, one list per leaf."""
+    def _columns(outs: list[Any], first: list[Any], td: TreeDef) -> list[list[Any]]:
+        """The examples' output leaves, one list per leaf (a dict's by key, whatever order
+        each example built it in, as the loop's results are read by key)."""
         columns = [[x] for x in first]
         for out in outs[1:]:
-            leaves, _ = flatten(out)
-            if len(leaves) != len(first):
-                raise _Unstackable("vmap: the examples return different numbers of arrays, "
-                                   "so they cannot be stacked, as in the per-example loop")
+            leaves = flatten_as(out, td)
+            if leaves is None:
+                raise _Unstackable("vmap: the examples return results of different structures "
+                                   "(other containers, keys or numbers of arrays), so they "
+                                   "cannot be stacked, as in the per-example loop")
             for col, x in zip(columns, leaves):
                 col.append(x)
         return columns
@@ -719,7 +721,14 @@ class VmapFunction:
         """The outputs of consecutive runs over parts of the batch, concatenated along their
         out axes (an ``out_axes=None`` output is the first run's)."""
         outs, td = flatten(results[0])
-        columns = [flatten(r)[0] for r in results]
+        columns = []
+        for r in results:
+            leaves = flatten_as(r, td)  # (a dict's values by key)
+            if leaves is None:
+                raise _Unstackable("vmap: the parts of the batch return results of different "
+                                   "structures (other containers, keys or numbers of arrays), "
+                                   "so they cannot be joined, as in the per-example loop")
+            columns.append(leaves)
         oaxes = _leaf_out_axes(self.out_axes, results[0], len(outs))
         joined = []
         for j, ax in enumerate(oaxes):
@@ -919,12 +928,15 @@ def _merge_groups(groups: list[tuple[NDArray[np.intp], Any, NDArray[np.intp] | N
     the result of its pass, the rows of that result that are theirs or None for all)``."""
     parts, outs, rows = [g[0] for g in groups], [g[1] for g in groups], [g[2] for g in groups]
     size = sum(len(p) for p in parts)
-    flat = [flatten(o) for o in outs]
-    td = flat[0][1]
-    if any(f[1] != td or len(f[0]) != len(flat[0][0]) for f in flat):
-        return _NO_SPLIT
-    axes = _leaf_out_axes(out_axes, outs[0], len(flat[0][0]))
     first = min(range(len(parts)), key=lambda k: parts[k].min())  # holds example 0
+    td = flatten(outs[first])[1]  # (its structure, a dict's key order: the loop's result's)
+    flat = []
+    for o in outs:
+        leaves = flatten_as(o, td)  # (a dict's values by key: the groups may order keys apart)
+        if leaves is None:
+            return _NO_SPLIT
+        flat.append((leaves, td))
+    axes = _leaf_out_axes(out_axes, outs[first], len(flat[0][0]))
     merged = []
     for j, ax in enumerate(axes):
         column = [f[0][j] for f in flat]

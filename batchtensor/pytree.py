@@ -6,11 +6,12 @@ spec (``in_axes`` / ``out_axes``) ``None`` is a leaf meaning "not mapped".
 
 from __future__ import annotations
 
+import copy
 from enum import Enum
 from typing import Any, Callable
 
-__all__ = ["flatten", "unflatten", "broadcast_prefix", "tree_map", "is_namedtuple", "keystr",
-           "leaf_paths", "TreeDef", "TreeKind", "LEAF", "NONE", "NODE"]
+__all__ = ["flatten", "flatten_as", "unflatten", "broadcast_prefix", "tree_map", "is_namedtuple",
+           "keystr", "leaf_paths", "TreeDef", "TreeKind", "LEAF", "NONE", "NODE"]
 
 
 class TreeKind(Enum):
@@ -39,10 +40,19 @@ def _children(x: Any):
         if extra:
             return _tuple_with_attributes(x, t, extra)
         return x._fields, list(x), (lambda cs, t=t: t(*cs))
-    if isinstance(x, dict):  # OrderedDict, defaultdict: keep the type where it can be rebuilt
+    if isinstance(x, dict):  # OrderedDict, defaultdict, Counter: the type and its attributes kept
         keys = list(x)
-        return keys, [x[k] for k in keys], (lambda cs, keys=keys, t=t: t(zip(keys, cs)))
+        return keys, [x[k] for k in keys], (lambda cs, keys=keys, x=x: _refilled(x, keys, cs))
     return None
+
+
+def _refilled(x: dict, keys: list, children: list) -> dict:
+    """A dict subclass rebuilt with new values: a shallow copy (``defaultdict``'s factory and
+    any attribute kept; its constructor does not take the items alone), emptied and refilled."""
+    out = copy.copy(x)
+    out.clear()
+    out.update(zip(keys, children))
+    return out
 
 
 def _tuple_with_attributes(x: Any, t: type, extra: dict):
@@ -71,16 +81,34 @@ def _is_data(v: Any) -> bool:
 
 
 class TreeDef:
-    __slots__ = ("kind", "rebuild", "keys", "children", "num_leaves")
+    """A tree's structure. Two are equal where the trees have the same node types, keys in the
+    same order and equal children (the examples' results must be, to be stacked leaf by leaf
+    as the loop stacks them)."""
 
-    def __init__(self, kind, rebuild=None, keys=(), children=()):
+    __slots__ = ("kind", "rebuild", "keys", "children", "num_leaves", "node_type")
+
+    def __init__(self, kind, rebuild=None, keys=(), children=(), node_type=None):
         self.kind = kind  # LEAF, NONE or NODE
         self.rebuild = rebuild
         self.keys = keys
         self.children = children
+        self.node_type = node_type
         self.num_leaves = (
             1 if kind is LEAF else 0 if kind is NONE else sum(c.num_leaves for c in children)
         )
+
+    def __eq__(self, other: object) -> bool:
+        if self is other:
+            return True
+        if not isinstance(other, TreeDef):
+            return NotImplemented
+        return (self.kind is other.kind and self.node_type is other.node_type
+                and self.num_leaves == other.num_leaves and list(self.keys) == list(other.keys)
+                and len(self.children) == len(other.children)
+                and all(a == b for a, b in zip(self.children, other.children)))
+
+    def __hash__(self) -> int:
+        return hash((self.kind, self.node_type, self.num_leaves, len(self.children)))
 
 
 _LEAF = TreeDef(LEAF)
@@ -99,9 +127,35 @@ def flatten(tree: Any) -> tuple[list, TreeDef]:
             leaves.append(x)
             return _LEAF
         keys, children, rebuild = ch
-        return TreeDef(NODE, rebuild, list(keys), [rec(c) for c in children])
+        return TreeDef(NODE, rebuild, list(keys), [rec(c) for c in children], type(x))
 
     return leaves, rec(tree)
+
+
+def flatten_as(tree: Any, treedef: TreeDef) -> list | None:
+    """``tree``'s leaves in the order of ``treedef`` (a dict's values by ``treedef``'s keys,
+    whatever the order of ``tree``'s keys), or None where ``tree`` has another structure."""
+    leaves: list = []
+
+    def rec(x, td) -> bool:
+        if x is None:
+            return td.kind is NONE
+        ch = _children(x)
+        if ch is None:
+            leaves.append(x)
+            return td.kind is LEAF
+        if td.kind is not NODE or type(x) is not td.node_type:
+            return False
+        keys, children, _ = ch
+        if isinstance(x, dict):
+            if len(x) != len(td.keys) or any(k not in x for k in td.keys):
+                return False
+            return all(rec(x[k], c) for k, c in zip(td.keys, td.children))
+        if list(keys) != list(td.keys):
+            return False
+        return all(rec(c, ctd) for c, ctd in zip(children, td.children))
+
+    return leaves if rec(tree, treedef) else None
 
 
 def unflatten(treedef: TreeDef, leaves: list) -> Any:

@@ -10,7 +10,7 @@ from typing import Any, Callable
 
 import numpy as np
 
-from batchtensor.pytree import broadcast_prefix, flatten, unflatten
+from batchtensor.pytree import broadcast_prefix, flatten, flatten_as, unflatten
 
 
 def _select(x, ax, i):
@@ -35,7 +35,8 @@ def loop_vmap(f: Callable, in_axes: Any = 0, out_axes: Any = 0, *,
             ex = [x if a is None else _select(x, a, i) for x, a in zip(leaves, axes)]
             results.append(f(*unflatten(td, ex)))
         outs, otd = flatten(results[0])
-        cols = [flatten(r)[0] for r in results]
+        cols = [flatten_as(r, otd) for r in results]  # (a dict's values by key)
+        assert all(c is not None for c in cols), "the examples return other structures"
         if out_axes is None or isinstance(out_axes, int):
             oaxes = [out_axes] * len(outs)
         else:

@@ -507,3 +507,56 @@ def test_floating_point_settings_the_function_sets_last_beyond_it():
         got = _quiet(bt.vmap(f), xs)
         assert np.geterr() == want == {**want, "under": "warn"}
     assert_same(got, loop_vmap(f)(xs))
+
+
+def keyed_by_branch(x):
+    """A dict whose keys the two branches insert in other orders: the loop reads them by key."""
+    if x.sum() > 0:
+        return {"a": x, "b": -x}
+    return {"b": 10 * x, "a": x}
+
+
+@pytest.mark.parametrize("size", [2, 6])
+def test_dicts_built_in_other_key_orders_stack_by_key(size):
+    xs = (np.abs(RNG.normal(size=(6, 3))) * SIGNS)[:size]
+    want = loop_vmap(keyed_by_branch)(xs)
+    got = _quiet(bt.vmap(keyed_by_branch), xs)
+    assert_same(got, want)
+    assert list(got) == list(want) == ["a", "b"]  # the first example's order, as the loop's
+    chunked = _quiet(bt.vmap(keyed_by_branch, chunk_size=1), xs)  # chunks joined by key
+    assert_same(chunked, want)
+    assert list(chunked) == ["a", "b"]
+
+
+def test_tuple_outputs_run_in_groups():
+    """Results of other structures than one array are merged by their structure (equal
+    structures compare equal), so the groups serve them instead of a rerun per example."""
+    xs = np.abs(RNG.normal(size=(6, 4))) * SIGNS
+
+    def f(x):
+        if x.sum() > 0:
+            return x * 2, x.sum()
+        return -x, x.max()
+
+    with pytest.warns(bt.PerformanceWarning, match=GROUPS):
+        got = bt.vmap(f)(xs)
+    assert_same(got, loop_vmap(f)(xs))
+
+
+def test_dict_subclasses_in_and_out_keep_their_type():
+    import collections
+
+    xs = RNG.normal(size=(3, 2))
+
+    def f(d):
+        out = collections.defaultdict(list)
+        out["y"] = d["x"] * 2
+        return out
+
+    arg = collections.defaultdict(list, x=xs)
+    got = bt.vmap(f)(arg)
+    assert type(got) is collections.defaultdict and got.default_factory is list
+    np.testing.assert_array_equal(got["y"], xs * 2)
+    od = bt.vmap(lambda d: collections.OrderedDict(b=d["b"], a=d["a"]))(
+        collections.OrderedDict(a=xs, b=-xs))
+    assert type(od) is collections.OrderedDict and list(od) == ["b", "a"]
