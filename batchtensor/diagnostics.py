@@ -9,6 +9,7 @@ writing a batched value into a plain array (``out = np.zeros(3); out[0] = x``).
 from __future__ import annotations
 
 import dis
+import functools
 import linecache
 import os
 import sys
@@ -53,6 +54,7 @@ def _frames(depth: int):
         f = f.f_back
 
 
+@functools.lru_cache(maxsize=4096)  # (per code file: abspath is ~1.5 µs, a warning walks ~10)
 def _inside(path: str, root: str) -> bool:
     return os.path.abspath(path).startswith(root + os.sep)
 

@@ -1427,7 +1427,7 @@ def _filled(original: Any, args: tuple, kwargs: dict) -> Any:
 
 def _median(original: Any, args: tuple, kwargs: dict) -> Any:
     """``np.ma.median`` over the example's axes (each example flattened for ``axis=None``)."""
-    sig = _SIGNATURES.setdefault(original, inspect.signature(original))
+    sig = _signature(original)
     p = sig.bind(*args, **kwargs).arguments
     a = p.get("a")
     if not _is_batched(a) or p.get("out") is not None or p.get("overwrite_input") or (
@@ -1457,7 +1457,7 @@ def _median(original: Any, args: tuple, kwargs: dict) -> Any:
 def _average(original: Any, args: tuple, kwargs: dict) -> Any:
     """``np.ma.average``: the weights, per example of the data's shape or 1-d along
     ``axis``, made the batch's shape."""
-    sig = _SIGNATURES.setdefault(original, inspect.signature(original))
+    sig = _signature(original)
     bound = sig.bind(*args, **kwargs)
     p = bound.arguments
     a = p.get("a")
@@ -1595,7 +1595,7 @@ def _ma_reduce(original: Any, args: tuple, kwargs: dict) -> Any:
 
 def _sort(original: Any, args: tuple, kwargs: dict) -> Any:
     """``np.ma.sort``: a sorted copy (of the flattened example for ``axis=None``)."""
-    sig = _SIGNATURES.setdefault(original, inspect.signature(original))
+    sig = _signature(original)
     p = sig.bind(*args, **kwargs).arguments
     a = p.pop("a")
     if not _is_batched(a) or _first_batched((), p) is not None or (
@@ -1607,6 +1607,14 @@ def _sort(original: Any, args: tuple, kwargs: dict) -> Any:
         x, axis = x.ravel(), 0
     x.sort(axis, **p)
     return x
+
+
+def _signature(fn: Any) -> Any:
+    """``inspect.signature(fn)``, computed once (it costs ~20 µs a call)."""
+    sig = _SIGNATURES.get(fn)
+    if sig is None:
+        sig = _SIGNATURES[fn] = inspect.signature(fn)
+    return sig
 
 
 def _joining(npfunc: Any) -> Callable:
@@ -1629,7 +1637,7 @@ def _joining(npfunc: Any) -> Callable:
 def _concatenate(original: Any, args: tuple, kwargs: dict) -> Any:
     """``np.ma.concatenate``: the data concatenated, and the masks where any array has one
     (no mask where no example has a masked element: per example, ``_shrink_mask``)."""
-    sig = _SIGNATURES.setdefault(original, inspect.signature(original))
+    sig = _signature(original)
     p = sig.bind(*args, **kwargs).arguments
     arrays, axis = p.get("arrays"), p.get("axis", 0)
     if type(arrays) not in (list, tuple) or _is_batched(axis) or any(
@@ -1653,7 +1661,7 @@ def _shrunk(x: Any) -> Any:
 def _dot(original: Any, args: tuple, kwargs: dict) -> Any:
     """``np.ma.dot(a, b)``: the product of the data filled with 0, masked where no pair of
     unmasked elements met (``strict`` or ``out=``: once per example)."""
-    sig = _SIGNATURES.setdefault(original, inspect.signature(original))
+    sig = _signature(original)
     p = sig.bind(*args, **kwargs).arguments
     a, b = p.get("a"), p.get("b")
     if p.get("strict") or p.get("out") is not None or any(
@@ -1673,7 +1681,7 @@ def _cov(original: Any, args: tuple, kwargs: dict) -> Any:
     """``np.ma.cov(x)`` as numpy.ma computes it (``_covhelper``, then the products of the
     centred data filled with 0 over the counts of kept pairs), on the batch; with ``y``, or
     ``allow_masked=False`` (which asks whether anything is masked), once per example."""
-    sig = _SIGNATURES.setdefault(original, inspect.signature(original))
+    sig = _signature(original)
     p = sig.bind(*args, **kwargs).arguments
     x = p.get("x")
     ddof, bias, rowvar = p.get("ddof"), p.get("bias", False), p.get("rowvar", True)
@@ -1712,7 +1720,7 @@ def _covariance(x: Any, rowvar: Any, ddof: int) -> Any:
 def _corrcoef(original: Any, args: tuple, kwargs: dict) -> Any:
     """``np.ma.corrcoef(x)``: the covariance over the outer product of its diagonal's square
     roots, as numpy.ma computes it."""
-    sig = _SIGNATURES.setdefault(original, inspect.signature(original))
+    sig = _signature(original)
     p = sig.bind(*args, **kwargs).arguments
     x = p.get("x")
     if p.get("y") is not None or not p.get("allow_masked", True) or type(x) is Ragged or \
@@ -1750,7 +1758,7 @@ def _allclose(original: Any, args: tuple, kwargs: dict) -> Any:
     """``np.ma.allclose(a, b)``: per example one bool, as numpy.ma decides it: infinities in
     the same places and equal there, every other pair close (``masked_equal``: what a masked
     pair counts as)."""
-    sig = _SIGNATURES.setdefault(original, inspect.signature(original))
+    sig = _signature(original)
     p = sig.bind(*args, **kwargs).arguments
     a, b = p.get("a"), p.get("b")
     masked_equal, rtol, atol = p.get("masked_equal", True), p.get("rtol", 1e-5), \
