@@ -196,6 +196,10 @@ _EXCLUDED_OPS = {
     # Drawing it shifts the derandomised sequence onto older open findings, kept as strict
     # xfails in tests/test_adversarial_backlog.py; it joins once they are fixed.
     "scipy.linalg.norm": "shifts the sequence onto the backlog's open findings",
+    # the backlog's open finding (a non-contiguous out= of np.dot, which NumPy refuses per
+    # example, accepted where vmap's pass writes through a contiguous copy)
+    "linalg.multi_dot.out": "an open finding of the backlog (out= not C contiguous)",
+    "dot.out": "an open finding of the backlog (out= not C contiguous)",
 }
 
 #: ops whose result's shape or dtype depends on the values (with a batch of size 0 there is no
@@ -217,7 +221,13 @@ _DATA_SHAPE_OPS = ("nonzero", "ndarray.nonzero", "argwhere", "flatnonzero", "uni
 _DATA_SHAPE_OPS += tuple(f"ma.MaskedArray.{r}" for r in (
     "sum", "prod", "mean", "var", "std", "min", "max", "ptp", "all", "any")) + (
     "ma.sum", "ma.std ddof=1", "ma.median", "ma.average", "ma.average weights", "ma.add.reduce",
-    "ma.minimum.reduce")
+    "ma.minimum.reduce",
+    # and numpy.ma's elementwise ops of 0-d arrays: a masked result is the masked constant
+    "ufunc log of a masked array", "ufunc add of masked arrays", "ma operator +",
+    "ma operator -", "ma operator *", "ma operator /", "ma operator **", "ma getitem",
+    "ma.log", "ma.sqrt", "ma.exp", "ma.sin", "ma.absolute", "ma.negative", "ma.arctanh",
+    "ma.log10", "ma.add", "ma.subtract", "ma.multiply", "ma.divide", "ma.power",
+    "ma.maximum", "ma.minimum", "ma.hypot")
 
 #: ops whose samples meet a precondition NumPy does not check (a sorted `a`, an increasing
 #: `xp`): another value in their place gives an undefined answer; LAPACK's (linalg, roots,
@@ -1146,6 +1156,11 @@ def _accepted_error(case, exc, lt: LoopTrace, vt: VmapTrace, log) -> str | None:
         return "untracked-memory"
     if 0 in case.sizes and rerun_reason(exc) is not None:
         return "zero-batch"  # what starts the per-example rerun, with no example to rerun
+    if 0 in case.sizes and any(not values <= target for k, (target, values) in vt.writes.items()
+                               if k < step):
+        # an earlier write of values batched where the target is not: with no example it
+        # writes nothing, where the loop's probe examples write, so later values differ
+        return "zero-batch"
     if 0 in case.sizes and isinstance(exc, bt.BatchingError) and _NO_EXAMPLE.search(str(exc)):
         return "zero-batch"
     if step < len(case.steps) and case.steps[step].op == "trim_zeros" \

@@ -63,6 +63,12 @@ def fill_samples(rng, dtype):
 
 # ---- in-place placement: put, put_along_axis, place, putmask, fill_diagonal ---------------------
 def _put(a, ind, v, **kwargs):
+    if kwargs.get("mode") in ("wrap", 1) and np.size(a):
+        # NumPy's wrap mode steps a negative index up by the size once per step: an index
+        # near -2**63, which the adversarial programs make, takes days. Such indices are
+        # wrapped here, for the loop and vmap alike, to what NumPy would write to.
+        far = np.greater_equal(ind, 2**31) | np.less_equal(ind, -(2**31))  # (abs overflows)
+        ind = np.where(far, np.remainder(ind, np.size(a)), ind)
     np.put(a, ind, v, **kwargs)
     return a
 

@@ -1171,3 +1171,47 @@ def test_put_along_axis_flat_into_a_new_value_of_no_example():
     inner = bt.vmap(f, in_axes=(0, 1, -2, None), chunk_size=1)
     got = bt.vmap(inner, in_axes=(0, 2, 2, 1), chunk_size=3)(a, b, i, v)
     assert got.shape == (0, 0, 6) and got.dtype == np.int32
+
+
+#: two programs of tests/test_adversarial_backlog.py that the fix above resolves: the same dry
+#: run of put_along_axis(axis=None), into the result of operator.mod, in nested vmaps whose
+#: outer batch has no example
+FROM_THE_BACKLOG = [
+    ('vmap raised ValueError: assignment destination is read-only (at step 2); the loop returns a result',
+     'Case(inputs=[Input(name=\'a0\', shape=(3, 4), dtype=dtype(\'float64\'), axes=[0, 0], source=(\'sample\', \'ufunc.isinf.out\', \'float64\', 0, 0, 0), layout=(\'neg\', (2,)), readonly=False), Input(name=\'a1\', shape=(3, 4), dtype=dtype(\'bool\'), axes=[0, 0], source=(\'sample\', \'ufunc.isinf.out\', \'float64\', 0, 1, 0), layout=(\'C\', None), readonly=False), Input(name=\'a2\', shape=(2, 3), dtype=dtype(\'uint8\'), axes=[0, 0], source=(\'sample\', \'operator.mod\', \'uint8\', 9, 0, 3), layout=(\'C\', None), readonly=False), Input(name=\'a3\', shape=(2,), dtype=dtype(\'int64\'), axes=[2, -1], source=(\'sample\', \'put_along_axis.inplace\', \'uint8\', 6, 1, 4), layout=(\'C\', None), readonly=False), Input(name=\'a4\', shape=(), dtype=dtype(\'uint8\'), axes=[1, 0], source=(\'sample\', \'put_along_axis.inplace\', \'uint8\', 6, 2, 4), layout=(\'C\', None), readonly=False), Input(name=\'a5\', shape=(5,), dtype=dtype(\'float64\'), axes=[0, -2], source=(\'sample\', \'nanargmax\', \'float64\', 11, 0, 0), layout=(\'C\', None), readonly=False)], steps=[Step(kind=\'op\', code=\'v1 = np.isinf(a0, out=a1)\', defines=(\'v1\',), target=None, values=\'None\', reads=(\'a0\', \'a1\'), op=\'ufunc.isinf.out\', operand=\'a0\', arrays=\'(a0, a1)\', tags=(), target_pos=1), Step(kind=\'op\', code="v2 = OP[\'operator.mod\'](a2, True)", defines=(\'v2\',), target=None, values=\'None\', reads=(\'a2\',), op=\'operator.mod\', operand=\'a2\', arrays=\'()\', tags=(), target_pos=None), Step(kind=\'op\', code=\'v3 = np.put_along_axis(v2, a3, a4, None)\', defines=(\'v3\',), target=None, values=\'None\', reads=(\'v2\', \'a3\', \'a4\'), op=\'put_along_axis.inplace\', operand=\'v2\', arrays=\'(v2, a3, a4)\', tags=(), target_pos=0), Step(kind=\'op\', code=\'v4 = np.nanargmax(a5, axis=0, keepdims=True)\', defines=(\'v4\',), target=None, values=\'None\', reads=(\'a5\',), op=\'nanargmax\', operand=\'a5\', arrays=\'()\', tags=(), target_pos=None)], outputs=[\'v4\'], out_form=\'tuple\', sizes=[0, 2], chunks=[None, None], out_axes=[-3, -1], int_in_axes=[True, True], tol=0.0)'),
+    ('vmap raised ValueError: assignment destination is read-only (at step 2); the loop returns a result',
+     'Case(inputs=[Input(name=\'a0\', shape=(3, 4), dtype=dtype(\'float64\'), axes=[0, -1], source=(\'sample\', \'ufunc.isinf.out\', \'float64\', 0, 0, 5), layout=(\'C\', None), readonly=False), Input(name=\'a1\', shape=(3, 4), dtype=dtype(\'bool\'), axes=[0, 0], source=(\'sample\', \'ufunc.isinf.out\', \'float64\', 0, 1, 5), layout=(\'F\', None), readonly=False), Input(name=\'a2\', shape=(2, 3), dtype=dtype(\'uint8\'), axes=[3, -3], source=(\'sample\', \'operator.mod\', \'uint8\', 9, 0, 3), layout=(\'C\', None), readonly=False), Input(name=\'a3\', shape=(2,), dtype=dtype(\'int64\'), axes=[0, 0], source=(\'sample\', \'put_along_axis.inplace\', \'uint8\', 6, 1, 0), layout=(\'perm\', (2, 0, 1)), readonly=False), Input(name=\'a4\', shape=(), dtype=dtype(\'uint8\'), axes=[1, -1], source=(\'sample\', \'put_along_axis.inplace\', \'uint8\', 6, 2, 0), layout=(\'strided\', None), readonly=False), Input(name=\'a5\', shape=(5,), dtype=dtype(\'float64\'), axes=[1, 0], source=(\'sample\', \'nanargmax\', \'float64\', 11, 0, 1), layout=(\'strided\', None), readonly=False)], steps=[Step(kind=\'op\', code=\'v1 = np.isinf(a0, out=a1)\', defines=(\'v1\',), target=None, values=\'None\', reads=(\'a0\', \'a1\'), op=\'ufunc.isinf.out\', operand=\'a0\', arrays=\'(a0, a1)\', tags=(), target_pos=1), Step(kind=\'op\', code="v2 = OP[\'operator.mod\'](a2, True)", defines=(\'v2\',), target=None, values=\'None\', reads=(\'a2\',), op=\'operator.mod\', operand=\'a2\', arrays=\'()\', tags=(), target_pos=None), Step(kind=\'op\', code=\'v3 = np.put_along_axis(v2, a3, a4, None)\', defines=(\'v3\',), target=None, values=\'None\', reads=(\'v2\', \'a3\', \'a4\'), op=\'put_along_axis.inplace\', operand=\'v2\', arrays=\'(v2, a3, a4)\', tags=(), target_pos=0), Step(kind=\'op\', code=\'v4 = np.nanargmax(a5, axis=0, keepdims=True)\', defines=(\'v4\',), target=None, values=\'None\', reads=(\'a5\',), op=\'nanargmax\', operand=\'a5\', arrays=\'()\', tags=(), target_pos=None)], outputs=[\'v4\', \'a0\'], out_form=\'dict\', sizes=[0, 2], chunks=[2, \'auto\'], out_axes=[(1, -3), (-2, 2)], int_in_axes=[False, False], tol=0.0)'),
+]
+
+
+@pytest.mark.parametrize("message, text", FROM_THE_BACKLOG)
+def test_put_along_axis_flat_programs_from_the_backlog(message, text):
+    from opinfo import adversarial
+    from opinfo.adversarial import Case, Input, Step
+
+    case = eval(text, {"Case": Case, "Input": Input, "Step": Step,  # noqa: S307 (our own repr)
+                       "dtype": np.dtype})
+    outcome = adversarial.check(case)
+    assert outcome.ok, outcome.message
+
+
+# np.copyto of a read-only 0-d view onto itself: NumPy copies an n-d array onto itself without
+# looking at its flags, but refuses a read-only 0-d destination whatever the source; the batch
+# of 0-d examples is 1-d, so NumPy let it pass.
+def test_copyto_into_a_read_only_0d_view_of_itself():
+    a = np.arange(15).reshape(5, 3)
+    a.flags.writeable = False
+
+    def f(x):
+        v = x[..., -2]
+        np.copyto(v, v)
+        return v
+
+    with pytest.raises(ValueError, match="read-only"):
+        f(a[0])
+    with pytest.raises(ValueError, match="read-only"):
+        bt.vmap(f)(a)
+    rows = np.arange(6.0).reshape(2, 3)
+    rows.flags.writeable = False  # n-d examples onto themselves: NumPy lets it pass, per example
+    g = lambda x: (np.copyto(x, x), x)[1]  # noqa: E731
+    np.testing.assert_array_equal(bt.vmap(g)(rows), np.stack([g(r) for r in rows]))

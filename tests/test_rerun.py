@@ -209,7 +209,6 @@ RERUNS = {
     "math.sqrt(float(x))": (_python_math, "a batched value is converted"),
     "range(len(x[mask]))": (_range_of_mask, "depends on the data"),
     "tolist and item": (_item_and_tolist, "a batched value is converted"),
-    "while to a tolerance": (_convergence, "different branches"),
     "np.unique size": (_unique_count, "depends on the data"),
     "scalar indexing a list": (lambda x: [10.0, 20.0, 30.0][int(x[0] > 0)] * x, "converted"),
 }
@@ -225,6 +224,18 @@ def test_rerun_gives_the_loop_result_with_one_warning(name, in_axes):
         got = bt.vmap(f, in_axes)(xs)
     assert_same(got, loop_vmap(f, in_axes)(xs))
     same_as_loop(f, xs, in_axes=in_axes, chunk_size=2)
+
+
+@pytest.mark.parametrize("in_axes", [0, 1])
+def test_while_to_a_tolerance_runs_in_groups(in_axes):
+    """A loop whose number of steps differs per example, returning a tuple: the groups of
+    examples that take the same steps run vectorised (results of one structure merge)."""
+    xs = X if in_axes == 0 else np.ascontiguousarray(X.T)
+    with pytest.warns(bt.PerformanceWarning, match=r"vmap\(_convergence\): .*different "
+                                                   r"branches.*each group of examples"):
+        got = bt.vmap(_convergence, in_axes)(xs)
+    assert_same(got, loop_vmap(_convergence, in_axes)(xs))
+    same_as_loop(_convergence, xs, in_axes=in_axes, chunk_size=2)
 
 
 @pytest.mark.parametrize("name", sorted(RERUNS))

@@ -35,6 +35,11 @@ def copyto_rule(dst, dst_bdim, src, src_bdim, casting="same_kind", where=True,
         raise _shared_target("numpy.copyto", "dst", src=src_bdim, where=where_bdim)
     d = move_bdim_to_front(dst, dst_bdim)
     nd = d.ndim - 1
+    flags = getattr(innermost(dst), "flags", None)
+    if nd == 0 and flags is not None and not flags.writeable:
+        # NumPy copies an n-d array onto itself without a look at the flags, but refuses a
+        # read-only 0-d destination whatever the source: the batch of 0-d examples is 1-d
+        raise ValueError("assignment destination is read-only")
     s, w = align_front([src, where], [src_bdim, where_bdim], nd)
     if src_bdim is not None:
         s = drop_leading_ones(s, nd)  # NumPy's assignment drops them too
