@@ -729,10 +729,21 @@ def arr_src(x: np.ndarray) -> str:
         vals = [(_s(v.real), _s(v.imag)) for v in x.ravel().tolist()]
     elif dt.kind == "f":
         vals = [_s(v) for v in x.ravel().tolist()]
+    elif dt.fields is not None:  # records: a subarray field's value comes as an ndarray
+        vals = [_plain_record(v) for v in x.ravel().tolist()]
     else:
         vals = x.ravel().tolist()
     dsrc = repr(str(dt)) if dt.fields is None else f"np.dtype({dt.descr!r})"
     return f"arr({vals!r}, {dsrc}, {tuple(x.shape)!r})"
+
+
+def _plain_record(v):
+    """A record's value as Python literals: subarrays as lists, non-finite floats as strings."""
+    if isinstance(v, np.ndarray):
+        return _plain_record(v.tolist())
+    if isinstance(v, (tuple, list)):
+        return type(v)(_plain_record(x) for x in v)
+    return _s(v) if isinstance(v, float) else v
 
 
 def _s(v: float):
