@@ -544,14 +544,8 @@ class Generator:
             return self._np.shuffle(x, axis=axis)
         if not hasattr(x, "shape"):
             raise TypeError("bt.random Generator.shuffle: x must be an array inside vmap")
-        mine = _levels_of(x)
-        missing = [lv.id for lv in d.levels if lv not in mine]
-        if missing:
-            raise BatchingError(
-                f"bt.random Generator.shuffle: x (shape {_shape(x)}) is not batched at vmap "
-                f"level {missing[0]} (randomness='different'): it is shared by every example, "
-                f"so it cannot be shuffled differently per example in place. Use "
-                f"y = rng.permutation(x, axis=...) (a batched copy) instead.")
+        self._check_batched_target("shuffle", "x", x, d, "shuffled",
+                                   "y = rng.permutation(x, axis=...) (a batched copy)")
         nd = len(_shape(x))
         if nd == 0:
             raise TypeError("bt.random Generator.shuffle: x must be at least 1-dimensional")
@@ -893,15 +887,17 @@ class Generator:
         keys = d.wrap(d.example_keys())  # the per-op loop, which announces itself
         return function_call(_numpy_sampler(name), (keys,) + tuple(args), dict(kwargs))
 
-    def _check_batched_target(self, method: str, what: str, x: Any, d: _Draw) -> None:
+    def _check_batched_target(self, method: str, what: str, x: Any, d: _Draw,
+                              done: str = "written", instead: str = "the returned value") -> None:
+        """A target written in place must be batched at every level that draws per example."""
         mine = _levels_of(x)
         missing = [lv.id for lv in d.levels if lv not in mine]
         if missing:
             raise BatchingError(
                 f"bt.random Generator.{method}: {what} (shape {_shape(x)}) is not batched at vmap "
                 f"level {missing[0]} (randomness='different'): it is shared by every example, "
-                f"so it cannot be written differently per example in place. Use the returned "
-                f"value instead.")
+                f"so it cannot be {done} differently per example in place. Use {instead} "
+                f"instead.")
 
 
 def _per_example_method(name: str) -> Any:

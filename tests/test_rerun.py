@@ -218,9 +218,12 @@ RERUNS = {
 @pytest.mark.parametrize("in_axes", [0, 1])
 def test_rerun_gives_the_loop_result_with_one_warning(name, in_axes):
     f, reason = RERUNS[name]
+    _loop_result_with_warning(f, in_axes, f"{reason}.*reruns once per example")
+
+
+def _loop_result_with_warning(f, in_axes, pattern):
     xs = X if in_axes == 0 else np.ascontiguousarray(X.T)
-    with pytest.warns(bt.PerformanceWarning, match=f"vmap\\({f.__name__}\\): .*{reason}.*"
-                                                   f"reruns once per example"):
+    with pytest.warns(bt.PerformanceWarning, match=f"vmap\\({f.__name__}\\): .*{pattern}"):
         got = bt.vmap(f, in_axes)(xs)
     assert_same(got, loop_vmap(f, in_axes)(xs))
     same_as_loop(f, xs, in_axes=in_axes, chunk_size=2)
@@ -230,12 +233,7 @@ def test_rerun_gives_the_loop_result_with_one_warning(name, in_axes):
 def test_while_to_a_tolerance_runs_in_groups(in_axes):
     """A loop whose number of steps differs per example, returning a tuple: the groups of
     examples that take the same steps run vectorised (results of one structure merge)."""
-    xs = X if in_axes == 0 else np.ascontiguousarray(X.T)
-    with pytest.warns(bt.PerformanceWarning, match=r"vmap\(_convergence\): .*different "
-                                                   r"branches.*each group of examples"):
-        got = bt.vmap(_convergence, in_axes)(xs)
-    assert_same(got, loop_vmap(_convergence, in_axes)(xs))
-    same_as_loop(_convergence, xs, in_axes=in_axes, chunk_size=2)
+    _loop_result_with_warning(_convergence, in_axes, "different branches.*each group of examples")
 
 
 @pytest.mark.parametrize("name", sorted(RERUNS))
