@@ -36,7 +36,7 @@ import math
 import operator
 import threading
 import warnings
-from typing import Any, Literal, Sequence, cast
+from typing import Any, Callable, Literal, Sequence, cast
 
 import numpy as np
 from numpy.typing import DTypeLike
@@ -658,118 +658,98 @@ class Generator:
         dtype = _float_dtype("standard_exponential", dtype)
         return _finish(d.exponential01(_size_tuple(size) or (), dtype), size)
 
-    def exponential(self, scale: Any = 1.0, size: _Size = None) -> Any:
-        d = self._draw("exponential", scale)
+    def _transform(self, name: str, params: tuple[Any, ...], size: _Size,
+                   refusals: Sequence[tuple[Any, Any, Any, str]],
+                   draw: Callable[[_Draw, tuple[int, ...]], Any]) -> Any:
+        """A law drawn as a transform of uniform, exponential or normal draws: NumPy's own
+        outside vmap; inside, NumPy's ValueError where any example's parameters fail a check
+        (``refusals``: ``(ufunc, a, b, message)`` refuses where ``ufunc(a, b)``), then
+        ``draw(the draw, one example's shape)``."""
+        d = self._draw(name, *params)
         if d is None:
-            return self._np.exponential(scale, size)
-        _refuse(np.less(innermost(scale), 0), "scale < 0")
-        shape = _out_shape("exponential", _size_tuple(size), scale)
-        return _finish(scale * d.exponential01(shape), size)
+            return getattr(self._np, name)(*params, size)
+        for ufunc, a, b, message in refusals:
+            _refuse(ufunc(a, b), message)
+        return _finish(draw(d, _out_shape(name, _size_tuple(size), *params)), size)
+
+    def exponential(self, scale: Any = 1.0, size: _Size = None) -> Any:
+        return self._transform("exponential", (scale,), size, [(np.less, scale, 0, "scale < 0")],
+                               lambda d, shape: scale * d.exponential01(shape))
 
     def laplace(self, loc: Any = 0.0, scale: Any = 1.0, size: _Size = None) -> Any:
-        d = self._draw("laplace", loc, scale)
-        if d is None:
-            return self._np.laplace(loc, scale, size)
-        _refuse(np.less(innermost(scale), 0), "scale < 0")
-        shape = _out_shape("laplace", _size_tuple(size), loc, scale)
-        u = d.open01(shape)  # (0, 1): both logarithms are finite
-        return _finish(loc + scale * np.where(u < 0.5, np.log(2.0 * u), -np.log(2.0 - 2.0 * u)),
-                       size)
+        def draw(d: _Draw, shape: tuple[int, ...]) -> Any:
+            u = d.open01(shape)  # (0, 1): both logarithms are finite
+            return loc + scale * np.where(u < 0.5, np.log(2.0 * u), -np.log(2.0 - 2.0 * u))
+
+        return self._transform("laplace", (loc, scale), size,
+                               [(np.less, scale, 0, "scale < 0")], draw)
 
     def logistic(self, loc: Any = 0.0, scale: Any = 1.0, size: _Size = None) -> Any:
-        d = self._draw("logistic", loc, scale)
-        if d is None:
-            return self._np.logistic(loc, scale, size)
-        _refuse(np.less(innermost(scale), 0), "scale < 0")
-        shape = _out_shape("logistic", _size_tuple(size), loc, scale)
-        u = d.open01(shape)
-        return _finish(loc + scale * np.log(u / (1.0 - u)), size)
+        def draw(d: _Draw, shape: tuple[int, ...]) -> Any:
+            u = d.open01(shape)
+            return loc + scale * np.log(u / (1.0 - u))
+
+        return self._transform("logistic", (loc, scale), size,
+                               [(np.less, scale, 0, "scale < 0")], draw)
 
     def gumbel(self, loc: Any = 0.0, scale: Any = 1.0, size: _Size = None) -> Any:
-        d = self._draw("gumbel", loc, scale)
-        if d is None:
-            return self._np.gumbel(loc, scale, size)
-        _refuse(np.less(innermost(scale), 0), "scale < 0")
-        shape = _out_shape("gumbel", _size_tuple(size), loc, scale)
-        return _finish(loc - scale * np.log(-np.log(d.open01(shape))), size)
+        return self._transform("gumbel", (loc, scale), size, [(np.less, scale, 0, "scale < 0")],
+                               lambda d, shape: loc - scale * np.log(-np.log(d.open01(shape))))
 
     def lognormal(self, mean: Any = 0.0, sigma: Any = 1.0, size: _Size = None) -> Any:
-        d = self._draw("lognormal", mean, sigma)
-        if d is None:
-            return self._np.lognormal(mean, sigma, size)
-        _refuse(np.less(innermost(sigma), 0), "sigma < 0")
-        shape = _out_shape("lognormal", _size_tuple(size), mean, sigma)
-        return _finish(np.exp(mean + sigma * d.normal01(shape)), size)
+        return self._transform("lognormal", (mean, sigma), size,
+                               [(np.less, sigma, 0, "sigma < 0")],
+                               lambda d, shape: np.exp(mean + sigma * d.normal01(shape)))
 
     def rayleigh(self, scale: Any = 1.0, size: _Size = None) -> Any:
-        d = self._draw("rayleigh", scale)
-        if d is None:
-            return self._np.rayleigh(scale, size)
-        _refuse(np.less(innermost(scale), 0), "scale < 0")
-        shape = _out_shape("rayleigh", _size_tuple(size), scale)
-        return _finish(scale * np.sqrt(2.0 * d.exponential01(shape)), size)
+        return self._transform("rayleigh", (scale,), size, [(np.less, scale, 0, "scale < 0")],
+                               lambda d, shape: scale * np.sqrt(2.0 * d.exponential01(shape)))
 
     def weibull(self, a: Any, size: _Size = None) -> Any:
-        d = self._draw("weibull", a)
-        if d is None:
-            return self._np.weibull(a, size)
-        _refuse(np.less(innermost(a), 0), "a < 0")
-        shape = _out_shape("weibull", _size_tuple(size), a)
-        e = d.exponential01(shape)
-        with np.errstate(divide="ignore"):  # a == 0 gives 0, as NumPy's
-            return _finish(np.where(np.equal(a, 0), 0.0, e ** (1.0 / a)), size)
+        def draw(d: _Draw, shape: tuple[int, ...]) -> Any:
+            e = d.exponential01(shape)
+            with np.errstate(divide="ignore"):  # a == 0 gives 0, as NumPy's
+                return np.where(np.equal(a, 0), 0.0, e ** (1.0 / a))
+
+        return self._transform("weibull", (a,), size, [(np.less, a, 0, "a < 0")], draw)
 
     def pareto(self, a: Any, size: _Size = None) -> Any:
-        d = self._draw("pareto", a)
-        if d is None:
-            return self._np.pareto(a, size)
-        _refuse(np.less_equal(innermost(a), 0), "a <= 0")
-        shape = _out_shape("pareto", _size_tuple(size), a)
-        return _finish(np.expm1(d.exponential01(shape) / a), size)
+        return self._transform("pareto", (a,), size, [(np.less_equal, a, 0, "a <= 0")],
+                               lambda d, shape: np.expm1(d.exponential01(shape) / a))
 
     def power(self, a: Any, size: _Size = None) -> Any:
-        d = self._draw("power", a)
-        if d is None:
-            return self._np.power(a, size)
-        _refuse(np.less_equal(innermost(a), 0), "a <= 0")
-        shape = _out_shape("power", _size_tuple(size), a)
-        return _finish((-np.expm1(-d.exponential01(shape))) ** (1.0 / a), size)
+        return self._transform(
+            "power", (a,), size, [(np.less_equal, a, 0, "a <= 0")],
+            lambda d, shape: (-np.expm1(-d.exponential01(shape))) ** (1.0 / a))
 
     def standard_cauchy(self, size: _Size = None) -> Any:
-        d = self._draw("standard_cauchy")
-        if d is None:
-            return self._np.standard_cauchy(size)
-        shape = _size_tuple(size) or ()
-        return _finish(d.normal01(shape) / d.normal01(shape, stream=1), size)
+        return self._transform("standard_cauchy", (), size, [],
+                               lambda d, shape: d.normal01(shape) / d.normal01(shape, stream=1))
 
     def triangular(self, left: Any, mode: Any, right: Any, size: _Size = None) -> Any:
-        d = self._draw("triangular", left, mode, right)
-        if d is None:
-            return self._np.triangular(left, mode, right, size)
-        _refuse(np.greater(left, mode), "left > mode")
-        _refuse(np.greater(mode, right), "mode > right")
-        _refuse(np.equal(left, right), "left == right")
-        shape = _out_shape("triangular", _size_tuple(size), left, mode, right)
-        u = d.uniform01(shape)
-        base, left_part, right_part = right - left, mode - left, right - mode
-        ratio = left_part / base
-        return _finish(np.where(u <= ratio, left + np.sqrt(u * base * left_part),
-                                right - np.sqrt((1.0 - u) * base * right_part)), size)
+        def draw(d: _Draw, shape: tuple[int, ...]) -> Any:
+            u = d.uniform01(shape)
+            base, left_part, right_part = right - left, mode - left, right - mode
+            return np.where(u <= left_part / base, left + np.sqrt(u * base * left_part),
+                            right - np.sqrt((1.0 - u) * base * right_part))
+
+        return self._transform("triangular", (left, mode, right), size,
+                               [(np.greater, left, mode, "left > mode"),
+                                (np.greater, mode, right, "mode > right"),
+                                (np.equal, left, right, "left == right")], draw)
 
     def wald(self, mean: Any, scale: Any, size: _Size = None) -> Any:
         """Inverse Gaussian (Michael, Schucany and Haas: one normal and one uniform)."""
-        d = self._draw("wald", mean, scale)
-        if d is None:
-            return self._np.wald(mean, scale, size)
-        _refuse(np.less_equal(innermost(mean), 0), "mean <= 0")
-        _refuse(np.less_equal(innermost(scale), 0), "scale <= 0")
-        shape = _out_shape("wald", _size_tuple(size), mean, scale)
-        y = d.normal01(shape)
-        mu_2l = mean / (2.0 * scale)
-        y = mean * y * y
-        x = mean + mu_2l * (y - np.sqrt(4.0 * scale * y + y * y))
-        u = d.uniform01(shape, stream=1)
-        return _finish(np.where(u <= mean / (mean + x), x, mean * mean / x), size)
+        def draw(d: _Draw, shape: tuple[int, ...]) -> Any:
+            y = d.normal01(shape)
+            y = mean * y * y
+            x = mean + mean / (2.0 * scale) * (y - np.sqrt(4.0 * scale * y + y * y))
+            u = d.uniform01(shape, stream=1)
+            return np.where(u <= mean / (mean + x), x, mean * mean / x)
+
+        return self._transform("wald", (mean, scale), size,
+                               [(np.less_equal, mean, 0, "mean <= 0"),
+                                (np.less_equal, scale, 0, "scale <= 0")], draw)
 
     def multivariate_normal(self, mean: Any, cov: Any, size: _Size = None,
                             check_valid: Literal["warn", "raise", "ignore"] = "warn",
@@ -816,17 +796,15 @@ class Generator:
     # ---- discrete, by transforms ------------------------------------------------------------
     def geometric(self, p: Any, size: _Size = None) -> Any:
         """Trials to the first success: ``ceil(log(u) / log1p(-p))`` for u in (0, 1)."""
-        d = self._draw("geometric", p)
-        if d is None:
-            return self._np.geometric(p, size)
-        pr = innermost(p)
-        _refuse(np.less_equal(pr, 0) | np.greater(pr, 1) | np.isnan(pr),
-                "p <= 0, p > 1 or p contains NaNs")
-        shape = _out_shape("geometric", _size_tuple(size), p)
-        u = d.open01(shape)
-        with np.errstate(divide="ignore"):  # p == 1: log1p(-1) is -inf, one trial
-            k = np.ceil(np.log(u) / np.log1p(-p))
-        return _finish(np.maximum(k, 1.0).astype(np.int64), size)
+        def draw(d: _Draw, shape: tuple[int, ...]) -> Any:
+            with np.errstate(divide="ignore"):  # p == 1: log1p(-1) is -inf, one trial
+                k = np.ceil(np.log(d.open01(shape)) / np.log1p(-p))
+            return np.maximum(k, 1.0).astype(np.int64)
+
+        message = "p <= 0, p > 1 or p contains NaNs"
+        return self._transform("geometric", (p,), size,
+                               [(np.less_equal, p, 0, message), (np.greater, p, 1, message),
+                                (np.not_equal, p, p, message)], draw)
 
     # ---- sampling ---------------------------------------------------------------------------
     def permuted(self, x: Any, axis: int | None = None, out: Any = None) -> Any:
