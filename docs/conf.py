@@ -37,3 +37,17 @@ autodoc_preserve_defaults = True
 # numpydoc's member tables want an autosummary stub page per method; the members a class shows
 # are autodoc's (``:members:`` in api.rst)
 numpydoc_show_class_members = False
+
+
+def _repository_root_images(app, doctree):
+    """README.md, which quickstart.md includes, names its images from the repository root."""
+    from docutils import nodes
+
+    for image in doctree.findall(nodes.image):
+        if image["uri"].startswith("docs/"):
+            image["uri"] = image["uri"][len("docs/"):]
+
+
+def setup(app):
+    # before Sphinx's image collector (priority 500) resolves and checks the paths
+    app.connect("doctree-read", _repository_root_images, priority=100)

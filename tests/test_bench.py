@@ -53,3 +53,19 @@ def test_floor_wrappers_match_the_loop():
     x = copied[0]
     copied.value[:, 0] = 0.0
     assert np.array_equal(x.value, s[:, 0])
+
+
+@pytest.mark.parametrize("w", WORKLOADS, ids=lambda w: w.name)
+def test_scaling_cuts_every_workload_to_each_batch_size(w):
+    """bench/scaling.py times each workload at several batch sizes: its inputs cut (or repeated)
+    to that size, on which every method still computes the loop's result."""
+    import scaling
+
+    for size in (1, 5):
+        cut, n = scaling.at_batch(w, "dispatch", size, np.random.default_rng(0))
+        assert n == (size if w.make(np.random.default_rng(0), "dispatch")[1] != "nested"
+                     else max(1, round(size ** 0.5)) ** 2)
+        methods, want = run.methods_for(cut, "dispatch", np.random.default_rng(0))
+        with warnings.catch_warnings():
+            warnings.simplefilter("error", bt.PerformanceWarning)
+            run.check(cut, "dispatch", methods, want)
