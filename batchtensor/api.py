@@ -486,7 +486,7 @@ class VmapFunction:
                                                   e, scope, None)
         state = list(leaves)
         for j in arrays:
-            state[j] = leaves[j].copy(order="K")
+            state[j] = _same_layout_copy(leaves[j])
             state[j].flags.writeable = leaves[j].flags.writeable  # a read-only one refuses too
         try:
             out = self._trial(state, axes, treedef, kwargs, size, offset, e)
@@ -1001,6 +1001,19 @@ def _foreign_refusal(e: BaseException, level: Level) -> bool | None:
     t = type(e)
     return (t is TypeError or (t is ValueError and level.buffers)) \
         and not raised_by_batchtensor(e)
+
+
+def _same_layout_copy(a: NDArray[Any]) -> NDArray[Any]:
+    """A copy of ``a`` with its strides (a gap between elements kept as a gap): NumPy's checks
+    that read the layout (``np.dot``'s C-contiguous ``out=``) answer on it as on ``a``."""
+    if a.flags.c_contiguous or a.flags.f_contiguous:
+        return a.copy(order="K")
+    lo, hi = np.lib.array_utils.byte_bounds(a)
+    buffer = np.empty(hi - lo, dtype=np.uint8)
+    copy: NDArray[Any] = np.ndarray(a.shape, a.dtype, buffer=buffer, strides=a.strides,
+                                    offset=a.__array_interface__["data"][0] - lo)
+    copy[...] = a
+    return copy
 
 
 def _writes_into_guard(e: BaseException, guarded: Sequence[Any], leaves: Sequence[Any]) -> bool:
