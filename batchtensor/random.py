@@ -41,13 +41,13 @@ from typing import Any, Callable, Literal, Sequence, cast
 import numpy as np
 from numpy.typing import DTypeLike
 
+from .boxed.loop import announce_loop
 from .dispatch import function_call
-from .config import config
-from .diagnostics import user_stacklevel
-from .errors import BatchingError, PerformanceWarning
+from .errors import BatchingError
 from .levels import active_levels, current_session
 from .numpy_random import ORIGINALS
 from .plumbing import innermost, scan_level
+from .registry import RECORDERS, Path, record
 from .tensor import BatchedTensor, new_batched
 
 _Size = int | Sequence[int] | None  # the shape of one example's draw
@@ -860,7 +860,9 @@ class Generator:
         if scan_level((args, kwargs)) is None:  # parameters shared: one bit generator, rekeyed
             if not d.levels:  # randomness='same': one draw, as NumPy returns it
                 return getattr(_GENERATOR(_PHILOX(key=d.example_keys())), name)(*args, **kwargs)
-            _announce_loop(name)
+            announce_loop(f"bt.random.Generator.{name}", _REJECTION)
+            if RECORDERS:  # (bt.explain: the path the dispatcher would have recorded)
+                record(_numpy_sampler(name), Path.LOOP, _REJECTION)
             return d.wrap(_draw_each(name, d.example_keys(), d.grid, args, kwargs))
         keys = d.wrap(d.example_keys())  # the per-op loop, which announces itself
         return function_call(_numpy_sampler(name), (keys,) + tuple(args), dict(kwargs))
@@ -889,6 +891,8 @@ def _per_example_method(name: str) -> Any:
     return method
 
 
+_REJECTION = ("draws with NumPy's sampler, whose rejection loop takes a varying number of random "
+              "words per value")
 #: methods drawn by NumPy's samplers per example (their rejection loops take a varying number
 #: of words per value, so no fixed block of words per example can feed them vectorised)
 PER_EXAMPLE = ("beta", "chisquare", "dirichlet", "f", "gamma", "hypergeometric", "logseries",
@@ -944,26 +948,6 @@ def _draw_each(name: str, keys: Any, grid: tuple[Any, ...], args: tuple[Any, ...
     if not len(flat):  # no example: the shape and dtype of one, none of its numbers
         return np.empty(grid + draws[0].shape, dtype=draws[0].dtype)
     return np.reshape(np.stack(draws), grid + draws[0].shape)
-
-
-_announced: set[str] = set()
-
-
-def _announce_loop(name: str) -> None:
-    """As the per-op loop fallback announces itself: an error under fallback='error', else a
-    PerformanceWarning once per method (unless 'silent')."""
-    label = f"bt.random.Generator.{name}"
-    if config.fallback == "error":
-        raise BatchingError(
-            f"{label} draws with NumPy's sampler once per example (its rejection loop takes a "
-            f"varying number of random words per value), but bt.config.fallback is 'error'. "
-            f"Draw it outside the vmapped function, or set bt.config.fallback = 'warn'.")
-    if config.fallback == "warn" and label not in _announced:
-        _announced.add(label)
-        warnings.warn(f"{label} draws once per example with NumPy's sampler (its rejection loop "
-                      f"takes a varying number of random words per value): a loop, at the "
-                      f"speed of a loop. Set bt.config.fallback = 'silent' to hide this warning.",
-                      PerformanceWarning, stacklevel=user_stacklevel())
 
 
 def _refuse(cond: Any, message: str) -> None:

@@ -538,3 +538,11 @@ def test_integers_with_batched_bounds_checks_each_example():
     assert all(len(np.unique(row)) == h - lo for row, lo, h in zip(got, low, high))
     with pytest.raises(ValueError, match="low >= high"):
         draw(np.array([0, 9]), np.array([3, 8]))  # one invalid example
+
+
+def test_per_example_samplers_show_in_explain_as_the_loop():
+    rng = bt.random.default_rng(0)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", bt.PerformanceWarning)
+        report = bt.explain(lambda x: x + rng.gamma(2.0), np.zeros(3), randomness="different")
+    assert "bt.random.Generator.gamma" in str(report) and "per-op loop" in str(report)

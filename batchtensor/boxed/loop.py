@@ -17,7 +17,7 @@ from ..registry import op_name, slots
 from ..plumbing import innermost
 from ..tensor import BatchedTensor, new_batched
 
-__all__ = ["loop_call", "reset_warnings", "running_examples"]
+__all__ = ["announce_loop", "loop_call", "reset_warnings", "running_examples"]
 
 _warned: set = set()
 
@@ -94,24 +94,26 @@ def _select(obj: Any, level, i: int, sources: dict) -> Any:
     return obj
 
 
-def _announce(op, name: str) -> None:
+def announce_loop(name: str, why: str | None = None) -> None:
+    """The per-op loop is about to serve ``name``: an error under ``fallback="error"``, else a
+    PerformanceWarning, once per name (unless ``"silent"``). ``why``: what makes it loop,
+    where that is not a missing batch rule."""
     mode = config.fallback
+    reason = why or "has no batch rule for these arguments"
     if mode == "error":
-        raise BatchingError(
-            f"{name} has no batch rule for these arguments and would run once per example, but "
-            f"bt.config.fallback is 'error'. Register one with bt.batch_rule / bt.decomposition, "
-            f"or set bt.config.fallback = 'warn'."
+        remedy = ("Register one with bt.batch_rule / bt.decomposition, or set "
+                  "bt.config.fallback = 'warn'." if why is None else
+                  "Set bt.config.fallback = 'warn' to let it loop.")
+        raise BatchingError(f"{name} {reason} and would run once per example, but "
+                            f"bt.config.fallback is 'error'. {remedy}")
+    if mode == "warn" and name not in _warned:
+        _warned.add(name)
+        warnings.warn(
+            f"{name} {reason}: it runs once per example through the slow loop fallback. Set "
+            f"bt.config.fallback = 'silent' to hide this warning.",
+            PerformanceWarning,
+            stacklevel=user_stacklevel(),
         )
-    if mode == "warn":
-        key = name
-        if key not in _warned:
-            _warned.add(key)
-            warnings.warn(
-                f"{name} has no batch rule for these arguments: it runs once per example through "
-                f"the slow loop fallback. Set bt.config.fallback = 'silent' to hide this warning.",
-                PerformanceWarning,
-                stacklevel=user_stacklevel(),
-            )
 
 
 def _check_out(kwargs: dict, level, name: str) -> None:
@@ -126,7 +128,7 @@ def loop_call(op, args: tuple, kwargs: dict, level) -> Any:
     """Run ``op`` per example of ``level`` and stack the results along a new axis 0."""
     name = op_name(op)
     _check_out(kwargs, level, name)
-    _announce(op, name)
+    announce_loop(name)
     n = _batch_size((args, kwargs), level)
     if n is None:
         n = level.size
