@@ -1006,8 +1006,8 @@ def _foreign_refusal(e: BaseException, level: Level) -> bool | None:
 def _same_layout_copy(a: NDArray[Any]) -> NDArray[Any]:
     """A copy of ``a`` with its strides (a gap between elements kept as a gap): NumPy's checks
     that read the layout (``np.dot``'s C-contiguous ``out=``) answer on it as on ``a``."""
-    if a.flags.c_contiguous or a.flags.f_contiguous:
-        return a.copy(order="K")
+    if a.flags.c_contiguous or a.flags.f_contiguous or a.dtype.hasobject:
+        return a.copy(order="K")  # (objects cannot live in a byte buffer: compact, as before)
     lo, hi = np.lib.array_utils.byte_bounds(a)
     buffer = np.empty(hi - lo, dtype=np.uint8)
     copy: NDArray[Any] = np.ndarray(a.shape, a.dtype, buffer=buffer, strides=a.strides,
