@@ -1249,3 +1249,24 @@ def test_dot_into_a_non_contiguous_mapped_out_raises_as_the_loop():
     got = bt.vmap(f, in_axes=(0, 0, None, 0))(a, b, c, fine)
     np.testing.assert_allclose(got, np.stack([a[i] @ b[i] @ c for i in range(4)]))
     np.testing.assert_allclose(fine, got)  # written into the caller's array, as the loop does
+
+
+# The trial pass for writes into unmapped arguments copies the array arguments keeping their
+# strides; an object array cannot be rebuilt in a byte buffer, so it is copied compact.
+def test_unmapped_writes_beside_a_strided_object_argument():
+    xs = np.empty((3, 4), dtype=object)
+    xs[...] = 1.5
+    xs = xs[:, ::2]
+
+    def f(x, acc):
+        acc[0] += 1.0
+        return x * 2
+
+    acc = np.zeros(1)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", bt.PerformanceWarning)
+        got = bt.vmap(f, in_axes=(0, None))(xs, acc)
+    loop_acc = np.zeros(1)
+    want = np.stack([f(x, loop_acc) for x in xs])
+    np.testing.assert_array_equal(got, want)
+    np.testing.assert_array_equal(acc, loop_acc)
