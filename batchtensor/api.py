@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import functools
 import inspect
+import os
 import sys
 import time
 import warnings
@@ -14,17 +15,20 @@ from typing import Any, Callable, Iterator, Literal, Sequence, cast, overload
 import numpy as np
 from numpy.typing import NDArray
 
-from . import buffers, conversions
+from . import buffers, chunking, conversions
 from .config import FALLBACK_MODES, FallbackMode, config
+from .dask_arrays import has_dask_array, is_dask_array, vmap_dask
 from .diagnostics import (raised_by_batchtensor, user_instruction, user_line, user_stacklevel,
                           user_store)
 from .errors import (BatchingError, ControlFlowError, DataDependentError, PerformanceWarning,
                      SharedWriteError, rerun_reason)
 from .foreign import stand_in
 from .masked import BatchedMaskedArray, is_masked_batch
-from .levels import (GroupPass, Level, close_level, open_level, random_scope, restore_inputs,
-                     resume_session, session_tick)
+from .levels import (GroupPass, Level, active_levels, borrowed_session, close_level,
+                     open_level, random_scope, restore_inputs, resume_session, session_epochs,
+                     session_tick)
 from .numpy_random import stream_argument
+from .random import PortableEpochs
 from .pytree import (LEAF, TreeDef, broadcast_prefix, flatten, flatten_as, keystr, leaf_paths,
                      unflatten)
 from .registry import RECORDERS, is_physical_type
@@ -101,7 +105,9 @@ class VmapFunction:
 
     def __init__(self, func: Callable[..., Any], in_axes: Any, out_axes: Any,
                  axis_size: int | None, chunk_size: ChunkSize,
-                 randomness: Randomness, fallback: FallbackMode | None = None) -> None:
+                 randomness: Randomness, fallback: FallbackMode | None = None,
+                 max_memory: int | None = None, executor: Any = None,
+                 progress: bool | None = None) -> None:
         functools.update_wrapper(self, func, updated=())  # not __dict__: a vmap of a vmap
         self.func = func
         self.in_axes = in_axes
@@ -110,10 +116,19 @@ class VmapFunction:
         self.chunk_size = chunk_size
         self.randomness = randomness
         self.fallback = fallback
+        self.max_memory = max_memory
+        self.executor = executor
+        self.progress = progress
         # The common call (arrays in; one pass or "auto" chunks) skips the general handling.
-        self._common_call = chunk_size in (None, "auto")
+        self._common_call = chunk_size in (None, "auto") and executor is None and not progress
         self._module = buffers.module_of(func)  # whose names for NumPy make buffers
         self._learnt = buffers.learnt_modules(func)  # modules it calls, swapped alike
+
+    def __reduce__(self) -> tuple[Any, ...]:
+        """A vmap pickles as its function and settings (a process pool's chunks run it there,
+        in one pass each)."""
+        return (type(self), (self.func, self.in_axes, self.out_axes, self.axis_size, None,
+                             self.randomness, self.fallback))
 
     def __repr__(self) -> str:
         return f"<vmap of {getattr(self.func, '__name__', self.func)!r}>"
@@ -124,14 +139,19 @@ class VmapFunction:
         try:
             in_axes = self.in_axes
             axes = _array_axes(args, in_axes)
+            if axes is not None and kwargs and has_dask_array(kwargs):
+                axes = None  # a dask array among the keyword arguments: vmap_dask, below
             if axes is not None:  # arrays mapped, everything unmapped passed through whole
                 if self._common_call:  # the common call: no pytrees, no fixed chunks
                     size = _common_size(args, axes)
                     if size is not None and (self.axis_size is None or self.axis_size == size):
-                        chunk = self.chunk_size and _auto_chunk(args, axes, size)
-                        if chunk is None or size <= chunk:
+                        if self.chunk_size is None:
                             return self._run(args, axes, None, kwargs, size)
-                        return self._chunked(list(args), axes, None, kwargs, size, chunk)
+                        chunk, measure = _auto_plan(args, axes, size, self.max_memory)
+                        if not measure and (chunk is None or size <= chunk):
+                            return self._run(args, axes, None, kwargs, size)
+                        return self._chunked(list(args), axes, None, kwargs, size, chunk,
+                                             measure=measure)
                 leaves, treedef = list(args), None
             else:
                 leaves, treedef = flatten(args)
@@ -148,14 +168,20 @@ class VmapFunction:
                             f"bind them with functools.partial)"
                         )
                     axes = broadcast_prefix(spec, args, "in_axes", "args")
+            if any(map(is_dask_array, leaves)) or (kwargs and has_dask_array(kwargs)):
+                return vmap_dask(self, args, kwargs)  # lazy dask arrays out (docs/scale.md)
             leaves = [leaf if ax is None else _mapped_input(leaf, self.func, args, treedef, i)
                       for i, (leaf, ax) in enumerate(zip(leaves, axes))]
             size, axes = self._batch_size(leaves, axes, args, treedef)
-            chunk = self.chunk_size
+            chunk, measure = self.chunk_size, False
             if chunk == "auto":
-                chunk = _auto_chunk(leaves, axes, size)
-            if chunk is not None and size > chunk:
-                return self._chunked(leaves, axes, treedef, kwargs, size, chunk)
+                chunk, measure = _auto_plan(leaves, axes, size, self.max_memory)
+            if size and (self.executor is not None or self.progress) and not active_levels():
+                parts = _workers(self.executor) * 2 if self.executor is not None else 20
+                chunk = min(chunk or size, -(-size // parts))
+            if measure or chunk is not None and size > chunk:
+                return self._chunked(leaves, axes, treedef, kwargs, size, chunk,
+                                     measure=measure)
             return self._run(leaves, axes, treedef, kwargs, size)
         except ValueError as e:
             # NumPy wraps float() of a BatchedTensor (out[i] = x into a float array) in
@@ -212,7 +238,7 @@ class VmapFunction:
 
     def _run(self, leaves: Sequence[Any], axes: list[Any], treedef: TreeDef | None,
              kwargs: dict[str, Any], size: int, offset: int = 0,
-             chunks: list[bool] | None = None) -> Any:
+             chunks: list[bool] | None = None, report: list[Any] | None = None) -> Any:
         """One vectorised pass over ``size`` examples; where only a per-example run can give
         the loop's result past some point of ``f`` (``errors.rerun_reason``), the whole
         function reruns once per example (unless ``fallback="error"``).
@@ -230,17 +256,24 @@ class VmapFunction:
         per-example rerun (which writes into it as the loop does), raises ``_Unchunk``: the
         loop's results that are (views of) that argument show its state after the last
         example, which no chunk's stacked results can, so ``_chunked`` runs the whole batch
-        at once instead."""
+        at once instead.
+
+        ``report``: where given, gets the level of the vectorised pass and then True where
+        that pass gave the result (no rerun, no groups)."""
         guarded = leaves if None not in axes else [
             leaf if ax is not None else _read_only(leaf) for leaf, ax in zip(leaves, axes)]
         tick = session_tick()  # a rerun draws from here: the numbers this pass drew
         if config.fallback == "error":
-            first: list[Level] = []  # (watching writes: a new pass starts from the caller's values)
+            # (watching writes: a new pass starts from the caller's values)
+            first: list[Any] = [] if report is None else report
             try:
                 if guarded is leaves:
-                    return self._vectorised(leaves, axes, treedef, kwargs, size, offset, first)
-                return _synced(self._vectorised(guarded, axes, treedef, kwargs, size, offset,
-                                                first), guarded, leaves, axes)
+                    out = self._vectorised(leaves, axes, treedef, kwargs, size, offset, first)
+                else:
+                    out = _synced(self._vectorised(guarded, axes, treedef, kwargs, size, offset,
+                                                   first), guarded, leaves, axes)
+                first.append(True)
+                return out
             except (ValueError, TypeError) as e:
                 if first and _is_conversion(e) and \
                         buffers.learn_from(e, self._learnt, self._module):
@@ -256,12 +289,13 @@ class VmapFunction:
                     scope.start = tick
                     return self._unmapped_writes(leaves, axes, treedef, kwargs, size, offset,
                                                  e, scope)
-        first = []  # the level of this pass: only its rerun reasons are ours
+        first = [] if report is None else report  # this pass's level: its rerun reasons are ours
         try:
             out = _synced(self._vectorised(guarded, axes, treedef, kwargs, size, offset, first),
                           guarded, leaves, axes)
             if chunks is not None:
                 chunks.append(bool(first and first[0].saved))
+            first.append(True)
             return out
         except BaseException as e:
             # (not None where it is read: mypy cannot follow ``ours`` and ``guard_hit``)
@@ -683,39 +717,131 @@ class VmapFunction:
         return columns
 
     def _chunked(self, leaves: Sequence[Any], axes: list[Any], treedef: TreeDef | None,
-                 kwargs: dict[str, Any], size: int, chunk: int | np.integer[Any],
-                 offset: int = 0) -> Any:
-        """Run ``[start, start + chunk)`` slices one after the other and concatenate.
+                 kwargs: dict[str, Any], size: int, chunk: int | np.integer[Any] | None,
+                 offset: int = 0, measure: bool = False) -> Any:
+        """Run ``[start, start + chunk)`` slices one after the other and join the results
+        (``chunking.Joined``: written into results allocated once for the whole batch).
+
+        ``measure``: the first chunk is a few examples (``chunking.probe_examples``) whose
+        peak allocation sizes the others to ``max_memory`` (``chunk``, where given, caps them:
+        the cache-sized chunks of ``_auto_plan``, or an executor's share). With an executor,
+        the chunks after the first run there, where the first shows that they may
+        (``_parallel_ok``).
 
         Every pass rewinds the random session, so ``bt.random`` keys example i the same way
         whatever the split (``offset`` is the global index of ``leaves``' first example)."""
-        results = []
         chunks: list[bool] | None = [] if any(  # see _run
             ax is None and type(leaf) is np.ndarray and leaf.flags.writeable
             for leaf, ax in zip(leaves, axes)) else None
+        joined = chunking.Joined(size, lambda r, n: _leaf_out_axes(self.out_axes, r, n),
+                                 flatten, flatten_as, unflatten, _concatenate,
+                                 lambda: _Unstackable(_DIFFERENT_STRUCTURES))
+        budget = chunking.budget_of(self.max_memory) if measure else 0
+        step = int(chunk) if chunk is not None else size
+        if measure:
+            own = sum(leaf.nbytes for leaf, ax in zip(leaves, axes) if ax is not None)
+            step = min(step, chunking.probe_examples(size, own / size, budget))
+        probe = step
+        executor = self.executor if not active_levels() else None
+        bar = chunking.ProgressBar(self.progress, size, _func_name(self.func))
+        began = time.perf_counter()
+        measuring = measure
         with random_scope() as scope:
-            for start in range(0, size, chunk):
-                stop = min(start + chunk, size)
-                part = [leaf if ax is None else leaf[(slice(None),) * ax + (slice(start, stop),)]
-                        for leaf, ax in zip(leaves, axes)]
-                scope.rewind()
-                try:
-                    results.append(self._run(part, axes, treedef, kwargs, stop - start,
-                                             offset + start, chunks))
-                except _Unchunk as unchunk:
+            try:
+                start = 0
+                while start < size:
+                    stop = min(start + step, size)
                     scope.rewind()
-                    error, reason = unchunk.args
-                    if reason is None:  # a write into the unmapped argument
-                        return self._run(leaves, axes, treedef, kwargs, size, offset)
-                    _warn_rerun(self.func, reason, error)
-                    try:  # every example, the results stacked once all have run
-                        return self._per_example(leaves, axes, treedef, kwargs, size, offset,
-                                                 scope)
-                    except _Unstackable as join_error:  # as in _run
-                        if isinstance(error, DataDependentError):
-                            raise error from join_error
-                        raise
-        return self._join(results)
+                    report: list[Any] = []
+                    try:
+                        if measuring:
+                            with chunking.PeakMeter() as meter:
+                                out = self._run(self._part(leaves, axes, start, stop), axes,
+                                                treedef, kwargs, stop - start, offset + start,
+                                                chunks, report)
+                        else:
+                            out = self._run(self._part(leaves, axes, start, stop), axes,
+                                            treedef, kwargs, stop - start, offset + start,
+                                            chunks, report)
+                    except _Unchunk as unchunk:
+                        scope.rewind()
+                        return self._unchunked(leaves, axes, treedef, kwargs, size, offset,
+                                               scope, *unchunk.args)
+                    joined.add(out, start, stop)
+                    bar.update(stop, stop - start, time.perf_counter() - began)
+                    if measuring:
+                        step = chunking.planned_chunk(meter.peak, stop - start,
+                                                      joined.output_bytes(stop), budget, probe)
+                        if executor is not None:  # its chunks run at once: the budget shared
+                            step = max(probe, step // _workers(executor))
+                        if chunk is not None:
+                            step = min(step, int(chunk))
+                        # the second chunk too, unless it is the last (nothing to size)
+                        measuring = start == 0 and stop + step < size
+                    start = stop
+                    if executor is not None and start < size:
+                        if _parallel_ok(report, chunks, leaves, axes):
+                            self._on_executor(executor, leaves, axes, treedef, kwargs, size,
+                                              offset, start, step, scope, joined, bar, began)
+                            break
+                        executor = None  # the chunks run here, in order, as the loop would
+            finally:
+                bar.close()
+        return joined.result()
+
+    @staticmethod
+    def _part(leaves: Sequence[Any], axes: list[Any], start: int, stop: int) -> list[Any]:
+        return [leaf if ax is None else leaf[(slice(None),) * ax + (slice(start, stop),)]
+                for leaf, ax in zip(leaves, axes)]
+
+    def _unchunked(self, leaves: Sequence[Any], axes: list[Any], treedef: TreeDef | None,
+                   kwargs: dict[str, Any], size: int, offset: int, scope: Any,
+                   error: BaseException, reason: str | None) -> Any:
+        """A chunk raised ``_Unchunk`` (see ``_run``): the whole batch at once instead."""
+        if reason is None:  # a write into the unmapped argument
+            return self._run(leaves, axes, treedef, kwargs, size, offset)
+        _warn_rerun(self.func, reason, error)
+        try:  # every example, the results stacked once all have run
+            return self._per_example(leaves, axes, treedef, kwargs, size, offset, scope)
+        except _Unstackable as join_error:  # as in _run
+            if isinstance(error, DataDependentError):
+                raise error from join_error
+            raise
+
+    def _on_executor(self, executor: Any, leaves: Sequence[Any], axes: list[Any],
+                     treedef: TreeDef | None, kwargs: dict[str, Any], size: int, offset: int,
+                     start: int, step: int, scope: Any, joined: chunking.Joined,
+                     bar: chunking.ProgressBar, began: float) -> None:
+        """The chunks from ``start`` on, run on ``executor``, their results joined in order.
+
+        Each runs in one ``_run`` with this thread's settings (``bt.config``) and random
+        session as they were at the call, so it gives what it gives here. A chunk that
+        writes into its mapped arguments in another process sends them back, and they are
+        copied into the caller's arrays. An error names the chunk's examples and is raised as
+        it is (its type kept)."""
+        unmapped = [_read_only(leaf) if ax is None else leaf for leaf, ax in zip(leaves, axes)]
+        settings = (config.fallback, config.intercept_numpy, scope.start, session_epochs(),
+                    os.getpid())
+        futures = []
+        for a, b in chunking.chunk_ranges(start, size, step):
+            part = self._part(unmapped, axes, a, b)
+            futures.append((a, b, executor.submit(_run_chunk, self, part, axes, treedef, kwargs,
+                                                  b - a, offset + a, settings)))
+        for n, (a, b, future) in enumerate(futures):
+            try:
+                out, written = future.result()
+            except BaseException as e:
+                for _, _, later in futures[n + 1:]:
+                    later.cancel()
+                e.add_note(f"(in vmap({_func_name(self.func)})'s chunk of examples {a} to "
+                           f"{b - 1} of {size}, run on {type(executor).__name__})")
+                raise
+            if written is not None:
+                for leaf, ax, back in zip(leaves, axes, written):
+                    if back is not None:
+                        np.copyto(leaf[(slice(None),) * ax + (slice(a, b),)], back)
+            joined.add(out, a, b)
+            bar.update(b, b - a, time.perf_counter() - began)
 
     def _join(self, results: list[Any]) -> Any:
         """The outputs of consecutive runs over parts of the batch, concatenated along their
@@ -725,9 +851,7 @@ class VmapFunction:
         for r in results:
             leaves = flatten_as(r, td)  # (a dict's values by key)
             if leaves is None:
-                raise _Unstackable("vmap: the parts of the batch return results of different "
-                                   "structures (other containers, keys or numbers of arrays), "
-                                   "so they cannot be joined, as in the per-example loop")
+                raise _Unstackable(_DIFFERENT_STRUCTURES)
             columns.append(leaves)
         oaxes = _leaf_out_axes(self.out_axes, results[0], len(outs))
         joined = []
@@ -737,6 +861,45 @@ class VmapFunction:
             else:
                 joined.append(_concatenate([col[j] for col in columns], ax))
         return unflatten(td, joined)
+
+
+_DIFFERENT_STRUCTURES = ("vmap: the parts of the batch return results of different structures "
+                         "(other containers, keys or numbers of arrays), so they cannot be "
+                         "joined, as in the per-example loop")
+
+
+def _workers(executor: Any) -> int:
+    """How many chunks ``executor`` runs at once (its ``max_workers``, else the CPUs)."""
+    n = getattr(executor, "_max_workers", None)
+    return n if isinstance(n, int) and n > 0 else (os.cpu_count() or 1)
+
+
+def _parallel_ok(report: list[Any], chunks: list[bool] | None, leaves: Sequence[Any],
+                 axes: list[Any]) -> bool:
+    """Whether the chunks after one that left ``report`` may run on an executor, out of
+    order: that chunk ran vectorised, wrote into no argument (the loop's later examples read
+    what earlier ones wrote) and drew no plain NumPy randomness (the loop draws a stream
+    example after example)."""
+    if len(report) < 2 or report[-1] is not True:
+        return False
+    level = report[0]
+    return not (level.saved or level.drew_numpy or (chunks and chunks[-1]))
+
+
+def _run_chunk(vfunc: VmapFunction, part: list[Any], axes: list[Any], treedef: TreeDef | None,
+               kwargs: dict[str, Any], size: int, offset: int,
+               settings: tuple[Any, ...]) -> tuple[Any, list[Any] | None]:
+    """One chunk of ``vfunc``'s call on an executor's worker (``VmapFunction._on_executor``):
+    the result, and in another process the mapped arguments where the chunk wrote into them."""
+    fallback, intercept, tick, epochs, pid = settings
+    if os.getpid() != pid:  # copies of the caller's generators, or a module's own imported here
+        epochs = PortableEpochs(epochs)
+    report: list[Any] = []
+    with config(fallback=fallback, intercept_numpy=intercept), borrowed_session(tick, epochs):
+        out = vfunc._run(part, axes, treedef, kwargs, size, offset, None, report)
+    if os.getpid() != pid and report and report[0].saved:
+        return out, [None if ax is None else leaf for leaf, ax in zip(part, axes)]
+    return out, None
 
 
 #: what one example may return that is a leaf of no level (a rerun's examples return them as is)
@@ -1061,6 +1224,8 @@ def _array_axes(args: tuple[Any, ...], in_axes: Any) -> list[Any] | None:
         if ax is not None and (type(ax) is not int or (type(a) is not np.ndarray
                                                       and type(a) is not BatchedTensor)):
             return None
+        if ax is None and type(a) is not np.ndarray and is_dask_array(a):
+            return None  # an unmapped dask array: the general path gives it to vmap_dask
     return axes
 
 
@@ -1150,30 +1315,42 @@ _AUTO_CHUNK_BYTES = 2 << 20  # about one L2 cache
 _AUTO_MIN_EXAMPLE_BYTES = 64 << 10
 
 
-def _auto_chunk(leaves: Sequence[Any], axes: Sequence[Any], size: int) -> int | None:
-    """chunk_size="auto": examples per chunk so that a chunk's mapped inputs fill about one
-    L2 cache; None (one pass) when examples are small and the per-op overhead dominates, or
-    when a chunk would hold a single example and nothing else (that is the loop, with its
-    overhead, and an example too large for the cache does not stay there anyway: the ensemble
-    workload in bench/).
+def _auto_plan(leaves: Sequence[Any], axes: Sequence[Any], size: int,
+               max_memory: int | None) -> tuple[int | None, bool]:
+    """chunk_size="auto": ``(chunk, measure)``.
+
+    ``chunk``: examples per chunk so that a chunk's mapped inputs fill about one L2 cache;
+    None (one pass) when examples are small and the per-op overhead dominates, or when a chunk
+    would hold a single example and nothing else (that is the loop, with its overhead, and an
+    example too large for the cache does not stay there anyway: the ensemble workload in
+    bench/).
+
+    ``measure``: the mapped inputs are large enough (``chunking.probe_threshold``) that the
+    first chunk measures what an example allocates, to size the others to ``max_memory``.
 
     Inside an outer vmap every value at this level also carries the outer levels' examples
     (pairwise distances: the inner example ``b`` meets every outer ``a``), so an example here
     weighs its own bytes times that many outer examples, and a chunk of one example still
     vectorises over them."""
     if not size:
-        return None
-    own, outer = 0, 1
+        return None, False
+    own, outer, host = 0, 1, True
     for leaf, ax in zip(leaves, axes):
         if type(leaf) is BatchedTensor:
             outer = max(outer, _outer_examples(leaf))
+            host = host and type(_innermost(leaf)) is np.ndarray
+        elif ax is not None:
+            host = host and type(leaf) is np.ndarray
         if ax is not None:
             own += leaf.nbytes // size
     per_example = own * outer
+    # (tracemalloc sees NumPy's memory only: not CuPy's, nor an ONNX recording's)
+    measure = host and size > 1 and \
+        per_example * size >= chunking.probe_threshold(max_memory)
     if per_example < _AUTO_MIN_EXAMPLE_BYTES:
-        return None
+        return None, measure
     chunk = max(1, _AUTO_CHUNK_BYTES // per_example)
-    return chunk if chunk * outer >= 2 else None
+    return (chunk if chunk * outer >= 2 else None), measure
 
 
 def _outer_examples(leaf: BatchedTensor) -> int:
@@ -1250,21 +1427,25 @@ def vmap_level(size: int | None = None, *, randomness: Randomness = "error",
 
 @overload
 def vmap(func: Callable[..., Any], in_axes: Any = 0, out_axes: Any = 0, *,
-         axis_size: int | np.integer[Any] | None = None, chunk_size: ChunkSize = None,
-         randomness: Randomness = "error",
+         axis_size: int | np.integer[Any] | None = None, chunk_size: ChunkSize = "auto",
+         max_memory: int | str | None = None, executor: Any = None,
+         progress: bool | None = None, randomness: Randomness = "error",
          fallback: FallbackMode | None = None) -> VmapFunction: ...
 
 
 @overload
 def vmap(func: None = None, in_axes: Any = 0, out_axes: Any = 0, *,
-         axis_size: int | np.integer[Any] | None = None, chunk_size: ChunkSize = None,
-         randomness: Randomness = "error",
+         axis_size: int | np.integer[Any] | None = None, chunk_size: ChunkSize = "auto",
+         max_memory: int | str | None = None, executor: Any = None,
+         progress: bool | None = None, randomness: Randomness = "error",
          fallback: FallbackMode | None = None) -> Callable[[Callable[..., Any]], VmapFunction]: ...
 
 
 def vmap(func: Callable[..., Any] | None = None, in_axes: Any = 0, out_axes: Any = 0, *,
-         axis_size: int | np.integer[Any] | None = None, chunk_size: ChunkSize = None,
-         randomness: Randomness = "error", fallback: FallbackMode | None = None
+         axis_size: int | np.integer[Any] | None = None, chunk_size: ChunkSize = "auto",
+         max_memory: int | str | None = None, executor: Any = None,
+         progress: bool | None = None, randomness: Randomness = "error",
+         fallback: FallbackMode | None = None
          ) -> VmapFunction | Callable[[Callable[..., Any]], VmapFunction]:
     """Vectorise a per-example function over a batch.
 
@@ -1278,12 +1459,27 @@ def vmap(func: Callable[..., Any] | None = None, in_axes: Any = 0, out_axes: Any
       that do not depend on the batch are broadcast (a view); ``None`` keeps such an output
       as it is, and is an error for a batched one.
     - ``axis_size``: the batch size when no argument is mapped.
-    - ``chunk_size``: run at most that many examples at a time and concatenate (less memory,
-      same result). ``"auto"`` picks chunks of about 2 MiB of mapped input (an L2 cache), and
-      no chunking for examples under 64 KiB or over 1 MiB: for large examples and memory-bound
-      functions, where the plain loop beats one vectorised pass because each example fits in
-      cache. Inside an outer vmap an example counts its bytes times the outer batch size,
-      and a chunk of one example (still vectorised over the outer ones) is allowed.
+    - ``chunk_size``: run at most that many examples at a time and join the results (less
+      memory, same result, randomness included); None runs one pass. ``"auto"`` (default):
+      where the mapped inputs take 1 MiB or more, a first chunk of a few examples measures
+      what ``f`` allocates per example, and the rest runs in chunks that stay within
+      ``max_memory``; and examples of 64 KiB to 1 MiB run in chunks of about 2 MiB of mapped
+      input (an L2 cache), where the plain loop beats one vectorised pass because each
+      example fits in cache. Inside an outer vmap an example counts its bytes times the outer
+      batch size, and a chunk of one example (still vectorised over the outer ones) is
+      allowed.
+    - ``max_memory``: bytes (or a string such as ``"2GiB"``) that the chunks of
+      ``chunk_size="auto"`` may allocate at a time, the results of the whole batch included;
+      default 1/8 of the memory available when the call starts.
+    - ``executor``: a ``concurrent.futures.Executor`` (threads, processes, a dask client's
+      executor) that runs the chunks after the first, in parallel; results in order, as in
+      one process. A function that writes into its arguments or draws plain NumPy randomness
+      (a stream the loop draws example after example) keeps its chunks in this thread, in
+      order; inside another vmap the chunks run here too. With processes, ``f`` and its
+      arguments must pickle.
+    - ``progress``: True shows a progress bar over the examples (tqdm); None (default) shows
+      one once a chunked call will take more than 5 s, in a terminal or a notebook; False
+      never.
     - ``randomness``: how random draws inside behave: "error" (raise), "different" (each
       example its own draw: for ``numpy.random``'s functions and NumPy generators passed in,
       the loop's numbers; for ``bt.random``, reproducible whatever the batch size or
@@ -1323,17 +1519,25 @@ def vmap(func: Callable[..., Any] | None = None, in_axes: Any = 0, out_axes: Any
     if randomness not in ("error", "different", "same"):
         raise ValueError(
             f"vmap: randomness must be 'error', 'different' or 'same', got {randomness!r}")
+    memory = None if max_memory is None else chunking.parse_memory(max_memory)
+    if executor is not None and not callable(getattr(executor, "submit", None)):
+        raise TypeError(f"vmap: executor must be a concurrent.futures.Executor (something with "
+                        f"submit()), got {type(executor).__name__}")
+    if progress is not None and not isinstance(progress, (bool, np.bool_)):
+        raise TypeError(f"vmap: progress must be True, False or None, got {progress!r}")
     if fallback is not None and fallback not in FALLBACK_MODES:
         raise ValueError(f"vmap: fallback must be None or one of {FALLBACK_MODES}, got "
                          f"{fallback!r}")
     if func is None:
         return lambda f: vmap(f, in_axes, out_axes, axis_size=axis_size,
-                              chunk_size=chunk_size, randomness=randomness, fallback=fallback)
+                              chunk_size=chunk_size, max_memory=max_memory, executor=executor,
+                              progress=progress, randomness=randomness, fallback=fallback)
     if not callable(func):
         raise TypeError(f"vmap: expected a function, got {type(func).__name__}")
     return (VmapFunction if fallback is None else FallbackVmapFunction)(
         func, in_axes, out_axes, None if axis_size is None else int(axis_size),
-        chunk_size if chunk_size in (None, "auto") else int(chunk_size), randomness, fallback)
+        chunk_size if chunk_size in (None, "auto") else int(chunk_size), randomness, fallback,
+        memory, executor, None if progress is None else bool(progress))
 
 
 # ---- outputs ------------------------------------------------------------------------------------

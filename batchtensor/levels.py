@@ -4,8 +4,9 @@ from __future__ import annotations
 
 import itertools
 import threading
+from contextlib import contextmanager
 from types import FrameType
-from typing import Any, Callable, Literal
+from typing import Any, Callable, Iterator, Literal
 
 import numpy as np
 from numpy.typing import NDArray
@@ -15,7 +16,7 @@ from .errors import EscapedBatchedTensorError
 __all__ = ["Level", "open_level", "close_level", "current_level", "active_levels",
            "random_scope", "current_session", "session_tick", "resume_session",
            "RandomSession", "memory_root", "is_input_memory", "note_write", "restore_inputs",
-           "rerun_hooks", "GroupPass"]
+           "rerun_hooks", "GroupPass", "borrowed_session", "session_epochs"]
 
 _ids = itertools.count(1)  # itertools.count is atomic under the GIL: ids are unique across threads
 
@@ -56,7 +57,8 @@ class Level:
 
     __slots__ = ("id", "size", "alive", "randomness", "offset", "like", "outermost",
                  "per_example", "ended_session", "inputs", "watches_writes", "saved",
-                 "buffers", "pass_frame", "returned", "group_pass", "__weakref__")
+                 "buffers", "pass_frame", "returned", "group_pass", "drew_numpy",
+                 "__weakref__")
 
     outermost: bool  # (set by open_level)
 
@@ -96,6 +98,9 @@ class Level:
         # A pass of vmap's groups that goes on with one side where its examples disagree
         # at a bool() (``GroupPass``), or None: the disagreement raises.
         self.group_pass: GroupPass | None = None
+        # Whether plain NumPy randomness drew here (``numpy_streams.draw``): the loop draws
+        # such streams example after example, so chunks then run in order, in this thread.
+        self.drew_numpy = False
 
     def __repr__(self) -> str:
         state = "alive" if self.alive else "closed"
@@ -325,6 +330,28 @@ def resume_session(level: Level) -> None:
         _state.session = level.ended_session
     for hook in rerun_hooks:
         hook(level)
+
+
+@contextmanager
+def borrowed_session(tick: int, epochs: dict[Any, Any]) -> Iterator[None]:
+    """Run a chunk of a vmap call in another thread (``vmap(executor=...)``) with the random
+    session of the calling thread as it was when the chunk's pass began: ``bt.random`` then
+    keys the chunk's draws as that thread would (``epochs`` is shared, so a generator first
+    drawn from in any chunk gets one epoch)."""
+    saved = _state.session
+    session = _state.session = RandomSession()
+    session.tick, session.epochs = tick, epochs
+    _state.pins += 1
+    try:
+        yield
+    finally:
+        _state.pins -= 1
+        _state.session = saved
+
+
+def session_epochs() -> dict[Any, Any]:
+    """The epochs of this thread's random session (made now if there is none yet)."""
+    return current_session().epochs
 
 
 def random_scope() -> _Scope:

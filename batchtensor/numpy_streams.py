@@ -408,6 +408,8 @@ def draw(source: Source, name: str, args: tuple, kwargs: dict, call: str):
     True
     """
     levels = vectorised_levels()
+    for lv in levels:
+        lv.drew_numpy = True
     single = source.single
     if not levels:
         if single is None:

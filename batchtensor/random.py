@@ -360,6 +360,16 @@ class Generator:
     def __repr__(self) -> str:
         return f"bt.random.Generator({self._np.bit_generator.__class__.__name__})"
 
+    def __getstate__(self) -> dict[str, Any]:
+        """Pickled without its lock (a dask worker or a process pool gets a copy)."""
+        state = dict(self.__dict__)
+        del state["_lock"]
+        return state
+
+    def __setstate__(self, state: dict[str, Any]) -> None:
+        self.__dict__.update(state)
+        self._lock = threading.Lock()
+
     @property
     def numpy(self) -> np.random.Generator:
         """The wrapped ``numpy.random.Generator`` (draws one shared sample inside vmap)."""
@@ -984,6 +994,52 @@ def _as_u64(v: Any) -> Any:
     if v.dtype.kind == "u" or v.dtype == np.bool_:
         return v.astype(np.uint64)
     return v.astype(np.int64).astype(np.uint64)
+
+
+def stream_identity(generator: Generator) -> tuple[Any, ...]:
+    """What tells ``generator``'s vmap streams apart from every other generator's, the same in
+    each copy of it (a pickled copy in another process is another object): its seed material.
+
+    >>> import batchtensor as bt
+    >>> a, b = bt.random.default_rng(1), bt.random.default_rng(1)
+    >>> bt.random.stream_identity(a) == bt.random.stream_identity(b)
+    True
+    """
+    entropy = generator._entropy
+    if entropy is not None and not isinstance(entropy, int):
+        entropy = tuple(int(v) for v in entropy)
+    return entropy, tuple(generator._spawn_key)
+
+
+class PortableEpochs(dict[Any, Any]):
+    """A random session's epochs (generator -> epoch, ``levels.RandomSession.epochs``) that a
+    copy of a generator finds too, by its ``stream_identity``: a block of a vmap over dask
+    arrays runs in another process on copies of the caller's generators, or on a module's own
+    generator imported there, and must key its draws as the caller's pass did. Seeds shared by
+    generators with other epochs are left out (such a generator takes a fresh epoch).
+
+    >>> import pickle, batchtensor as bt
+    >>> g = bt.random.default_rng(1)
+    >>> bt.random.PortableEpochs({g: 3}).get(pickle.loads(pickle.dumps(g)))
+    3
+    """
+
+    def __init__(self, epochs: dict[Any, Any]) -> None:
+        super().__init__(epochs)
+        by_seed: dict[Any, Any] = {}
+        for generator, epoch in epochs.items():
+            if isinstance(generator, Generator):
+                key = stream_identity(generator)
+                by_seed[key] = epoch if by_seed.get(key, epoch) == epoch else None
+        self.by_seed = by_seed
+
+    def get(self, generator: Any, default: Any = None) -> Any:
+        epoch = dict.get(self, generator)
+        if epoch is None and isinstance(generator, Generator):
+            epoch = self.by_seed.get(stream_identity(generator))
+            if epoch is not None:
+                self[generator] = epoch
+        return default if epoch is None else epoch
 
 
 def default_rng(seed: Any = None) -> Generator:

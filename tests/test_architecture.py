@@ -19,7 +19,7 @@ PACKAGE = Path(__file__).resolve().parents[1] / "batchtensor"
 
 #: bottom to top; patterns are module names relative to the package ("" is its __init__)
 LAYERS = [
-    ("base", ["errors", "config", "pytree", "registry", "diagnostics"]),
+    ("base", ["errors", "config", "pytree", "registry", "diagnostics", "chunking"]),
     ("levels", ["levels"]),
     ("tensor", ["tensor"]),
     ("plumbing", ["plumbing", "rules", "rules._helpers"]),  # the rules package imports nothing
@@ -28,7 +28,7 @@ LAYERS = [
     ("boxed", ["boxed", "boxed.*"]),
     ("rules", ["rules.*", "decompositions"]),
     ("api", ["conversions", "buffers", "undispatched", "numpy_streams", "numpy_random", "foreign",
-             "masked", "api", "random", "explain"]),
+             "masked", "dask_arrays", "api", "random", "explain"]),
     ("onnx", ["onnx", "onnx.*"]),
     ("package", ["", "__main__"]),
 ]

@@ -8,7 +8,9 @@ from __future__ import annotations
 
 import doctest
 import importlib
+import importlib.util
 import pkgutil
+import re
 import warnings
 
 import pytest
@@ -41,10 +43,26 @@ def _docstring_examples() -> list:
     return [pytest.param(t, id=t.name) for t in sorted(found, key=lambda t: t.name)] + skipped
 
 
+#: optional extras an example may import (it is skipped where one is not installed)
+_EXTRAS = ("dask", "distributed")
+
+
+def _missing_extra(test) -> str | None:
+    for example in test.examples:
+        for name in re.findall(r"^\s*(?:import|from)\s+(\w+)", example.source, re.M):
+            if name in _EXTRAS and importlib.util.find_spec(name) is None:
+                return name
+    return None
+
+
 @pytest.mark.parametrize("test", _docstring_examples())
 def test_docstring_example(test):
     from batchtensor.foreign import forget
     from batchtensor.registry import REGISTRY
+
+    missing = _missing_extra(test)
+    if missing:
+        pytest.skip(f"{test.name} needs {missing}, an optional extra that is not installed")
 
     runner = doctest.DocTestRunner(optionflags=doctest.ELLIPSIS | doctest.NORMALIZE_WHITESPACE)
     before = set(REGISTRY)

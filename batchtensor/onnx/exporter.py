@@ -43,8 +43,8 @@ def _peel(func: Callable, in_axes: Any, out_axes: Any) -> tuple[Callable, list]:
     """The innermost function and one ``_Level`` per vmap level (export's own first)."""
     levels = [_Level(in_axes, out_axes)]
     while isinstance(func, VmapFunction):
-        if func.chunk_size is not None:
-            raise ExportError("bt.onnx.export: a nested bt.vmap with chunk_size= cannot be "
+        if func.chunk_size not in (None, "auto"):  # (peeled: "auto" sizes eager calls only)
+            raise ExportError("bt.onnx.export: a nested bt.vmap with chunk_size=N cannot be "
                               "exported (chunking loops over a concrete batch size); drop it")
         levels.append(_Level(func.in_axes, func.out_axes))
         func = func.func
