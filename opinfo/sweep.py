@@ -20,6 +20,10 @@ its own seed), then runs:
   writeability shows there. ``python -m opinfo`` runs every case; ``tests/test_opinfo.py``
   ``LAYOUT_SUBSET`` per sample, rotating.
 
+With ``backend="duck"`` the same variants (the layout dimension aside) run with the mapped
+arrays made DuckArrays (``opinfo/duck.py``, CuPy's contract without a GPU), against the loop on
+NumPy; ``opinfo/backends.py`` lists what that backend leaves out and why.
+
 The reference is the loop: ``op`` per example, stacked. vmap must give the same shapes, dtypes
 and values (NaN where NaN), or raise an exception of the same type where the loop raises. Ops
 whose expected path is not "loop" run with ``bt.config.fallback = "error"``, and the path
@@ -34,7 +38,7 @@ import itertools
 import traceback
 import warnings
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, Callable
 
 import numpy as np
 
@@ -44,8 +48,14 @@ from batchtensor.registry import record_paths
 from batchtensor.pytree import flatten, unflatten
 from batchtensor.tensor import is_plain_array
 
+from . import duck
+from .backends import HOST_OUTPUTS, duck_expected
 from .core import OpInfo, SampleInput
 
+#: Physical backends the sweep runs on: plain NumPy, or the strict duck array of
+#: ``opinfo/duck.py`` (CuPy's contract): the mapped inputs are made DuckArrays, the loop still runs
+#: on NumPy, and vmap's array outputs must come back as DuckArrays.
+BACKENDS = ("numpy", "duck")
 BATCH_SIZES = (1, 4)
 N_EXAMPLES = 6  # enough for the nested 2 x 3 run
 MAX_COMBOS = 8
@@ -72,6 +82,7 @@ class SweepResult:
     layout_runs: int = 0
     paths: set = field(default_factory=set)
     failures: list = field(default_factory=list)
+    expected: int = 0  # samples left out (or their nested variants) as expected differences
 
     @property
     def ok(self) -> bool:
@@ -253,6 +264,32 @@ def compare(info: OpInfo, dtype, got, want, where: str) -> None:
                                f"{w.dtype}) at {bad}: got {g.ravel()[:8]}, want {w.ravel()[:8]}")
 
 
+def on_backend(arrays: list, backend: str) -> list:
+    """The physical inputs of one vmap call on ``backend`` (the duck backend shares memory, so
+    in-place writes show in the NumPy arrays the sweep keeps)."""
+    return [duck.from_numpy(a) for a in arrays] if backend == "duck" else arrays
+
+
+def from_backend(got, backend: str, where: str, example=None, info=None):
+    """vmap's outputs read back to NumPy. On the duck backend an output must be a DuckArray
+    where the loop's ``example`` output is an array or a NumPy scalar (a plain ndarray means
+    that an array was made without ``like=``); where the example gives a Python value (a bool,
+    a shape), vmap stacks the Python values into a plain ndarray on any backend, and so do
+    the ops of ``backends.HOST_OUTPUTS``."""
+    if backend != "duck" or got is None:
+        return got
+    leaves, td = flatten(got)
+    wanted = flatten(example)[0] if example is not None else None
+    host_ok = info is not None and info.name in HOST_OUTPUTS
+    for k, g in enumerate(leaves):
+        device = wanted is None or k >= len(wanted) or isinstance(wanted[k],
+                                                                   (np.ndarray, np.generic))
+        if is_plain_array(g) and device and not host_ok:
+            raise SweepFailure(f"{where}: output {k} is a plain ndarray on the duck backend: "
+                               f"an array was made without like=<physical value>")
+    return unflatten(td, [duck.to_numpy(g) if duck.is_duck(g) else g for g in leaves])
+
+
 class _Run:
     """One vmap execution with the fallback mode and path recording of the sweep."""
 
@@ -324,7 +361,7 @@ def _fail_exc(where, exc):
 
 
 def run_variant(info, dtype, examples, arrays, td, axes, batch, *, noncontig=False,
-                chunk=None, where="") -> list:
+                chunk=None, where="", backend="numpy") -> list:
     """vmap over ``batch`` examples with ``axes`` per array leaf; compare with the loop."""
     sample = examples[0]
     ex_leaves = [_structure(e)[0] for e in examples[:batch]]
@@ -361,9 +398,12 @@ def run_variant(info, dtype, examples, arrays, td, axes, batch, *, noncontig=Fal
         return _call(info, td, leaves)
 
     run = _Run(info, sample)
+    inputs = on_backend(mapped, backend)
     if info.inplace is not None and axes[arrays.index(info.inplace)] is None \
             and any(a is not None for a in axes):
-        got, exc = run(lambda: bt.vmap(fn, in_axes=tuple(axes))(*mapped))
+        if backend != "numpy":
+            return run.paths  # UNMAPPED_WRITES_GAP (opinfo/backends.py)
+        got, exc = run(lambda: bt.vmap(fn, in_axes=tuple(axes))(*inputs))
         if info.unbatched_self and axes[0] is None and _conversion_error(exc):
             return run.paths  # a plain array's own method (x[i] = v, x.fill(v)): a clear error
         if ref_exc is not None and isinstance(exc, type(ref_exc)):
@@ -373,7 +413,7 @@ def run_variant(info, dtype, examples, arrays, td, axes, batch, *, noncontig=Fal
                                f"{info.inplace} must raise BatchingError, got "
                                f"{type(exc).__name__ if exc else 'no error'}")
         return run.paths
-    got, exc = run(lambda: bt.vmap(fn, in_axes=tuple(axes), chunk_size=chunk)(*mapped))
+    got, exc = run(lambda: bt.vmap(fn, in_axes=tuple(axes), chunk_size=chunk)(*inputs))
     if _undispatched(info, axes) and _conversion_error(exc):
         # only arguments NumPy does not dispatch on are batched: NumPy never asks us, and its
         # own code meets a BatchedTensor it cannot convert (a clear TypeError, never a result)
@@ -393,7 +433,7 @@ def run_variant(info, dtype, examples, arrays, td, axes, batch, *, noncontig=Fal
         if _documented_error(sample, exc):
             return run.paths
         _fail_exc(where, exc)
-    compare(info, dtype, got, stacked, where)
+    compare(info, dtype, from_backend(got, backend, where, want[0], info), stacked, where)
     if info.inplace is not None:
         j = arrays.index(info.inplace)
         ax = axes[j]
@@ -423,7 +463,8 @@ def _reference_as_looped(info, td, example_leaves, axes, arrays, batched, views=
     return res
 
 
-def run_nested(info, dtype, examples, arrays, td, axes, where: str, inner_only=False) -> list:
+def run_nested(info, dtype, examples, arrays, td, axes, where: str, inner_only=False,
+               backend="numpy") -> list:
     """vmap(vmap(op, axes), 0) over 2 x 3 examples; leaves with inner axis None are batched at
     the outer level only. ``inner_only``: the outer level batches nothing (axis_size=2)."""
     if info.inplace is not None and axes[arrays.index(info.inplace)] is None:
@@ -468,6 +509,7 @@ def run_nested(info, dtype, examples, arrays, td, axes, where: str, inner_only=F
         if ref_exc is not None:
             return []  # error samples are covered by the flat variants
         wants.append(_stack_outputs(want))
+        example = want[0]
     static = list(ex_leaves[0])
 
     def fn(*arrs):
@@ -483,10 +525,12 @@ def run_nested(info, dtype, examples, arrays, td, axes, where: str, inner_only=F
     else:
         outer = bt.vmap(bt.vmap(fn, in_axes=tuple(axes)), in_axes=0)
     before = [np.copy(m) for m in mapped]
-    got, exc = run(lambda: outer(*mapped))
+    inputs = on_backend(mapped, backend)
+    got, exc = run(lambda: outer(*inputs))
     if inner_only and (isinstance(exc, bt.BatchingError) and "not mapped" in str(exc) or any(
             m.tobytes() != b.tobytes() for m, b in zip(mapped, before))):
-        _compare_repeated_writes(info, dtype, fn, axes, before, n_out, where)
+        if backend == "numpy":  # else UNMAPPED_WRITES_GAP (opinfo/backends.py)
+            _compare_repeated_writes(info, dtype, fn, axes, before, n_out, where)
         return run.paths
     if info.inplace is not None and axes[arrays.index(info.inplace)] is None \
             and any(a is not None for a in axes):
@@ -505,7 +549,7 @@ def run_nested(info, dtype, examples, arrays, td, axes, where: str, inner_only=F
         want = _stack_outputs([wants[0]] * n_out)
     else:
         want = _stack_outputs(wants)
-    compare(info, dtype, got, want, where)
+    compare(info, dtype, from_backend(got, backend, where, example, info), want, where)
     return run.paths
 
 
@@ -780,10 +824,19 @@ def _same_input(g, w, info, dtype) -> bool:
 
 
 def sweep_op(info: OpInfo, dtype, *, max_samples: int | None = None,
-             raise_first: bool = True, layouts: int | None = None) -> SweepResult:
+             raise_first: bool = True, layouts: int | None = None, backend: str = "numpy",
+             max_combos: int = MAX_COMBOS,
+             select: Callable[[int], bool] | None = None) -> SweepResult:
     """Run every variant for every sample of ``info`` at ``dtype``. ``layouts``: how many
     (layout, in_axes) cases of the layout dimension each sample runs, rotating by entry and
-    sample (None: all of them)."""
+    sample (None: all of them). ``backend="duck"``: the physical inputs are DuckArrays
+    (``opinfo/duck.py``); the layout dimension, which checks NumPy's memory semantics
+    (read-only views, CuPy has none), does not run, nor do the samples that
+    ``opinfo/backends.py`` marks as expected differences (the entries it excludes are the
+    caller's to leave out: ``backends.duck_excluded``). ``max_combos`` caps the in_axes
+    combinations per sample; ``select(k)`` false leaves sample ``k`` out."""
+    if backend not in BACKENDS:
+        raise ValueError(f"backend must be one of {BACKENDS}, got {backend!r}")
     result = SweepResult(info, dtype)
     turn = int(hashlib.sha256(f"{info.name}:{np.dtype(dtype)}".encode()).hexdigest()[:8], 16)
     samples = draw_examples(info, dtype)
@@ -792,6 +845,12 @@ def sweep_op(info: OpInfo, dtype, *, max_samples: int | None = None,
     seed = int(hashlib.sha256(info.name.encode()).hexdigest()[:8], 16)
     rng = np.random.default_rng(seed)
     for k, examples in enumerate(samples):
+        if select is not None and not select(k):
+            continue
+        expected = duck_expected(info, examples[0]) if backend == "duck" else None
+        result.expected += expected is not None
+        if expected is not None and expected[0] == "all":
+            continue
         result.samples += 1
         try:
             arrays = check_structure(info, examples)
@@ -802,30 +861,34 @@ def sweep_op(info: OpInfo, dtype, *, max_samples: int | None = None,
                 raise SweepFailure(f"{info.name} {examples[0]!r}: every example is the same; "
                                    f"draw the arrays from rng so batch slices differ")
             ndims = [leaves[j].ndim for j in arrays]
-            combos = in_axes_combos(ndims, rng)
+            combos = in_axes_combos(ndims, rng, max_combos)
             head = f"{info.name}[{np.dtype(dtype)}] sample {k} {examples[0]!r}"
+            if backend != "numpy":
+                head += f" on the {backend} backend"
             paths: list = []
             for batch in BATCH_SIZES:
                 for axes in combos:
                     where = f"{head}, B={batch}, in_axes={axes}"
                     paths += run_variant(info, dtype, examples, arrays, td, list(axes), batch,
-                                         where=where)
+                                         where=where, backend=backend)
                     result.runs += 1
             last = combos[1] if len(combos) > 1 else combos[0]
             paths += run_variant(info, dtype, examples, arrays, td, list(last), 4,
-                                 noncontig=True, where=f"{head}, non-contiguous, in_axes={last}")
+                                 noncontig=True, where=f"{head}, non-contiguous, in_axes={last}",
+                                 backend=backend)
             paths += run_variant(info, dtype, examples, arrays, td, list(combos[0]), 4, chunk=3,
-                                 where=f"{head}, chunk_size=3, in_axes={combos[0]}")
+                                 where=f"{head}, chunk_size=3, in_axes={combos[0]}",
+                                 backend=backend)
             result.runs += 2
-            if info.skip_nested is None:
+            if info.skip_nested is None and expected is None:
                 for axes in combos[:2]:
                     paths += run_nested(info, dtype, examples, arrays, td, list(axes),
-                                        f"{head}, nested, in_axes={axes}")
+                                        f"{head}, nested, in_axes={axes}", backend=backend)
                 paths += run_nested(info, dtype, examples, arrays, td, list(combos[0]),
                                     f"{head}, inner vmap under an empty outer level",
-                                    inner_only=True)
+                                    inner_only=True, backend=backend)
                 result.runs += 3
-            cases = layout_cases(ndims)
+            cases = layout_cases(ndims) if backend == "numpy" else []
             if layouts is not None and layouts < len(cases):
                 start = (turn + k * layouts) % len(cases)
                 cases = [cases[(start + n) % len(cases)] for n in range(layouts)]

@@ -20,8 +20,8 @@ from ..plumbing import innermost
 NoValue = np._NoValue
 
 __all__ = ["NoValue", "given", "truthy", "move_bdim_to_front", "logical_rank", "wrap_axis",
-           "wrap_axes", "physical_axis", "ensure_bdim", "pad_to_rank", "batch_size_of",
-           "align_front", "align_pointwise", "logical_shape", "ndim_of", "dry_run",
+           "wrap_axes", "physical_axis", "as_array", "ensure_bdim", "pad_to_rank", "batch_size_of",
+           "align_front", "align_pointwise", "logical_shape", "ndim_of", "dry_run", "read_only",
            "LoopFallback", "require", "batch_outermost", "shared_value", "clip_mode",
            "any_example", "all_examples", "flat_rows"]
 
@@ -89,11 +89,21 @@ def batch_size_of(vals: Sequence, bdims: Sequence) -> int:
     raise ValueError("no batched value")
 
 
-def ensure_bdim(x: Any, bdim: int | None, size: int) -> Any:
-    """``x`` with a batch axis first: moved if batched, broadcast (a view, no copy) if not."""
+def as_array(x: Any, like: Any = None) -> Any:
+    """``x`` itself if it is an array (of any backend, or batched); a Python scalar or list
+    made an array on the backend of the physical value ``like`` (``like=``), where one is
+    given: never a NumPy array beside another backend's."""
+    if hasattr(x, "ndim"):
+        return x
+    return np.asarray(x) if like is None else np.asarray(x, like=innermost(like))
+
+
+def ensure_bdim(x: Any, bdim: int | None, size: int, like: Any = None) -> Any:
+    """``x`` with a batch axis first: moved if batched, broadcast (a view, no copy) if not
+    (a Python value made an array on ``like``'s backend first: ``as_array``)."""
     if bdim is not None:
         return move_bdim_to_front(x, bdim)
-    x = x if hasattr(x, "ndim") else np.asarray(x)
+    x = as_array(x, like)
     like = getattr(size, "like", None)
     if like is not None and type(x) is np.ndarray:
         # A recording backend's symbolic batch size names the array it was read from: move the
@@ -190,6 +200,13 @@ def flat_rows(x: Any) -> Any:
     NumPy refuses when B is 0 (the -1 is ambiguous there)."""
     n = x.shape[0]
     return np.reshape(x, (n, -1) if type(n) is not int or n else (0, math.prod(x.shape[1:])))
+
+
+def read_only(x: Any) -> bool:
+    """Whether the physical array under ``x`` refuses writes (NumPy's ``flags.writeable``);
+    an array of a backend without read-only arrays (CuPy's flags have no ``writeable``, the
+    ONNX recorder's array no flags) never does."""
+    return not getattr(getattr(innermost(x), "flags", None), "writeable", True)
 
 
 def any_example(x: Any) -> bool:

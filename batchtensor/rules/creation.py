@@ -23,7 +23,7 @@ import numpy as np
 
 from ..errors import BatchingError, DataDependentError
 from ..plumbing import innermost, scan_level, unwrap, wrap
-from ..registry import batch_rule, decomposition
+from ..registry import batch_rule, decomposition, is_physical_type
 from ..tensor import BatchedTensor
 from ._helpers import (LoopFallback, align_front, any_example, flat_rows, logical_rank,
                        logical_shape, move_bdim_to_front, pad_to_rank, require, shared_value,
@@ -206,8 +206,8 @@ def _stack_nested(obj, level, dtype):
             v, b = np.asarray(e, dtype=dtype, like=_first_tensor(e)), None
         else:
             v, b = e, None
-        if b is None and type(v) is not BatchedTensor:
-            v = np.asarray(v, dtype=dtype)
+        if b is None and type(v) is not BatchedTensor:  # (another backend's array stays there)
+            v = np.asarray(v, dtype=dtype, like=v if is_physical_type(type(v)) else None)
         elif dtype is not None and v.dtype != np.dtype(dtype):
             v = v.astype(dtype)
         items.append((v, b))
@@ -431,8 +431,8 @@ def logspace_rule(start, start_bdim, stop, stop_bdim, num=50, endpoint=True, bas
         start, stop = (_as_array(v, ref) if _python_scalar(v) else v for v in (start, stop))
     rank = max(ranks)
     if start_bdim is None and stop_bdim is None:
-        if full_base:
-            start, stop = (_as_array(v, ref, rank) for v in (start, stop))
+        # (scalars made arrays on the batched base's backend, so that y is made there too)
+        start, stop = (_as_array(v, ref, rank if full_base else 0) for v in (start, stop))
         y = np.linspace(start, stop, num=num, endpoint=endpoint, axis=axis)
         ax = wrap_axis(axis, y.ndim)
         y_bdim = None

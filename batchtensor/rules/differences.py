@@ -24,9 +24,9 @@ def _edge_piece(v, bdim, n: int, x, ax: int):
     if logical_rank(v, bdim) == 0:
         shape = list(x.shape)
         shape[ax + 1] = 1
-        v = ensure_bdim(v, bdim, n)
+        v = ensure_bdim(v, bdim, n, x)
         return np.broadcast_to(np.reshape(v, (n,) + (1,) * (x.ndim - 1)), tuple(shape))
-    return ensure_bdim(v, bdim, n)
+    return ensure_bdim(v, bdim, n, x)
 
 
 @batch_rule(np.diff)
@@ -63,7 +63,7 @@ def ediff1d_rule(ary, ary_bdim, to_end=None, to_end_bdim=None, to_begin=None,
     for name, v, b in (("to_begin", to_begin, to_begin_bdim), ("to_end", to_end, to_end_bdim)):
         if v is None:
             continue
-        v = ensure_bdim(v, b, size)
+        v = ensure_bdim(v, b, size, x)
         if not np.can_cast(v.dtype, dtype, casting="same_kind"):
             raise TypeError(f"dtype of `{name}` must be compatible with input `ary` under the "
                             f"`same_kind` rule.")

@@ -18,6 +18,7 @@ import numpy as np
 
 from ..boxed.pointwise import pointwise
 from ..errors import DataDependentError
+from ..plumbing import innermost
 from ..registry import batch_rule, decomposition
 from ._helpers import (all_examples, any_example, dry_run, ensure_bdim, logical_rank,
                        logical_shape, move_bdim_to_front, pad_to_rank, physical_axis, require,
@@ -136,8 +137,8 @@ def _count_le(xp, x):
     """Per row: how many of the sorted ``xp[b]`` are <= each ``x[b, i]`` (searchsorted
     side="right"), by a vectorised bisection: log2(n) gathers over the whole batch."""
     n = xp.shape[1]
-    lo = np.zeros(x.shape, dtype=np.intp)
-    hi = np.full(x.shape, n, dtype=np.intp)
+    lo = np.zeros(x.shape, dtype=np.intp, like=x)
+    hi = np.full(x.shape, n, dtype=np.intp, like=x)
     for _ in range(int(n).bit_length()):
         mid = (lo + hi) // 2
         le = np.take_along_axis(xp, np.minimum(mid, n - 1), axis=1) <= x
@@ -161,6 +162,8 @@ def _fill(value, bdim, default, size: int, dtype):
     if value is None:
         return default
     if bdim is None:
+        if type(value) is not np.ndarray and hasattr(value, "astype"):
+            return value.astype(dtype)  # another backend's 0-d array (or an outer level's)
         return dtype.type(value)  # the scalar NumPy converts it to
     return np.reshape(value.astype(dtype), (size, 1))
 
@@ -171,13 +174,17 @@ def interp_rule(x, x_bdim, xp, xp_bdim, fp, fp_bdim, left=None, left_bdim=None, 
     if xp_bdim is None and fp_bdim is None and left_bdim is None and right_bdim is None:
         # Only the query points are batched: interp is elementwise in x.
         return np.interp(x, xp, fp, left, right, period), x_bdim
-    # Let NumPy check shapes, dtypes, period=0 and left/right on one small example.
+    # Let NumPy check shapes, dtypes, period=0 and left/right on one small example (made on
+    # the arguments' backend: the unbatched ones take part as they are).
     examples = []
     for v, b in ((x, x_bdim), (xp, xp_bdim), (fp, fp_bdim), (left, left_bdim),
                  (right, right_bdim)):
-        examples.append(v if b is None else np.zeros(logical_shape(v, b), dtype=v.dtype))
+        examples.append(v if b is None else np.zeros(logical_shape(v, b), dtype=v.dtype,
+                                                     like=innermost(v)))
     if np.size(examples[0]) > 1:
-        examples[0] = np.zeros((1,), dtype=_dtype_of(examples[0]))
+        x0 = innermost(x)  # (a Python list: NumPy's)
+        examples[0] = np.zeros((1,), dtype=_dtype_of(examples[0]),
+                               like=x0 if hasattr(x0, "__array_function__") else None)
     np.interp(*examples, period=period)
 
     size = next(v.shape[b] for v, b in ((x, x_bdim), (xp, xp_bdim), (fp, fp_bdim),

@@ -17,7 +17,7 @@ import warnings
 import numpy as np
 
 from ..errors import DataDependentError
-from ..plumbing import unwrap, wrap
+from ..plumbing import innermost, unwrap, wrap
 from ..registry import batch_rule, decomposition
 from ..tensor import BatchedTensor
 from ._helpers import (all_examples, any_example, batch_size_of, dry_run, ensure_bdim,
@@ -90,9 +90,10 @@ def _linspace(first, last, num: int, dtype=None):
 
 
 def _on_backend(arr, x):
-    """A NumPy array we built, moved to ``x``'s backend (CuPy) where ``x`` is not NumPy's.
-    (An outer level's BatchedTensor takes plain arrays as they are.)"""
-    if type(x) is np.ndarray or type(x) is BatchedTensor:
+    """A NumPy array we built, moved to ``x``'s backend (CuPy) where ``x`` is not NumPy's
+    (the backend of the physical array under an outer level's BatchedTensor)."""
+    x = innermost(x)
+    if type(x) is np.ndarray:
         return arr
     return np.asarray(arr, like=x)
 
@@ -114,6 +115,8 @@ def _outer_edges(x, rng_, n: int):
     first, last = np.min(x, axis=1), np.max(x, axis=1)
     finite = np.isfinite(first) & np.isfinite(last)
     if not all_examples(finite):
+        if type(first) is not np.ndarray and type(first) is not BatchedTensor:
+            raise ValueError("autodetected range is not finite")  # (values stay on the device)
         i = _concrete(np.argmin(finite))
         raise ValueError(f"autodetected range of [{first[i]}, {last[i]}] is not finite")
     same = first == last

@@ -47,8 +47,8 @@ from ..errors import BatchingError, DataDependentError, SharedWriteError
 from ..registry import batch_rule
 from ..tensor import BatchedTensor, new_batched
 from .ragged import is_ragged, select, write_selection
-from ._helpers import (align_front, ensure_bdim, logical_rank, logical_shape, move_bdim_to_front,
-                       ndim_of, pad_to_rank, require)
+from ._helpers import (align_front, as_array, ensure_bdim, logical_rank, logical_shape,
+                       move_bdim_to_front, ndim_of, pad_to_rank, read_only, require)
 
 _INT_TYPES = (int, np.integer)
 
@@ -79,9 +79,19 @@ def _as_index_array(k):
     if isinstance(k, (list, tuple)):
         if scan_level(k) is not None:  # a list holding batched values: stack them
             return np.stack([_as_index_array(e) for e in k]) if len(k) else np.asarray(k)
-        a = np.asarray(k)
+        ref = _array_in(k)  # a list holding arrays: on their backend
+        a = np.asarray(k) if ref is None else np.asarray(k, like=ref)
         return a.astype(np.intp) if a.size == 0 and a.dtype.kind == "f" else a
     return k
+
+
+def _array_in(k):
+    """The first array in a nested list of index entries, or None."""
+    for e in k:
+        r = _array_in(e) if isinstance(e, (list, tuple)) else e if hasattr(e, "ndim") else None
+        if r is not None:
+            return r
+    return None
 
 
 _INVALID_INDEX = ("only integers, slices (`:`), ellipsis (`...`), numpy.newaxis (`None`) and "
@@ -395,17 +405,18 @@ def mask_to_indices(mask, bdim, n, what: tuple = _MASK_WHAT) -> list:
     size = math.prod(mshape)
     flat = np.reshape(m, (n, size))
     counts = innermost(np.sum(flat, axis=1))  # every example at every level
-    lo, hi = (int(np.min(counts)), int(np.max(counts))) if counts.size else (0, 0)
-    if lo != hi:
+    if counts.size and not bool(np.all(counts == np.reshape(counts, -1)[:1])):  # (every backend)
+        between = (f"between {int(np.min(counts))} and {int(np.max(counts))}"
+                   if type(counts) is np.ndarray else "a different number of")
         raise DataDependentError(
-            f"{what[0]} selects between {lo} and {hi} elements depending on the example, so "
+            f"{what[0]} selects {between} elements depending on the example, so "
             f"the results have different shapes and cannot be batched. Keep shapes fixed with "
             f"np.where(mask, x, fill), or reduce with where=mask ({what[1]})."
         )
-    c = hi
     if type(m) is not BatchedTensor:
-        idx = [np.reshape(i, (n, c)) for i in np.nonzero(m)[1:]]
+        idx = [np.reshape(i, (n, -1) if n else (0, 0)) for i in np.nonzero(m)[1:]]
     else:
+        c = int(counts.flat[0]) if counts.size else 0
         pos = np.argsort(~flat, axis=1, kind="stable")[:, :c]
         idx = [np.remainder(np.floor_divide(pos, math.prod(mshape[i + 1:])), d)
                if len(mshape) > 1 else pos for i, d in enumerate(mshape)]
@@ -464,8 +475,7 @@ def setitem_rule(level, args, kwargs):
         raise SharedWriteError(
             "x[key] = v: cannot write into x, which is not batched at this vmap level (shared by "
             "every example), with v or the index differing per example. " + _SETITEM_HELP)
-    flags = getattr(innermost(xv), "flags", None)
-    if flags is not None and not flags.writeable:
+    if read_only(xv):
         # NumPy checks the destination before the index and the value
         raise ValueError("assignment destination is read-only")
     if _is_field_key(key):  # write into the field view, as x['a'][...] = v
@@ -499,7 +509,7 @@ def setitem_rule(level, args, kwargs):
     if vb is None and type(vv) is not BatchedTensor and ndim_of(vv) == 0:
         plan.set(vv)  # a scalar broadcasts anywhere
         return None
-    v = move_bdim_to_front(vv, vb) if vb is not None else np.expand_dims(vv, 0)
+    v = move_bdim_to_front(vv, vb) if vb is not None else np.expand_dims(as_array(vv, xv), 0)
     v = drop_leading_ones(v, plan.region_rank)
     v = pad_to_rank(v, plan.region_rank)
     if plan.moves is not None:
@@ -536,7 +546,7 @@ def _check_mask_counts(mask: BatchedTensor, nd: int, vv, vb) -> None:
     (not a batching problem: the loop raises too)."""
     m = flat_front(mask._value, mask._bdim)
     counts = innermost(np.sum(m, axis=1))
-    if not counts.size or int(np.min(counts)) == int(np.max(counts)):
+    if not counts.size or bool(np.all(counts == counts.flat[0])):
         return
     rank = nd - (mask.ndim) + 1  # the selected region: (count, *the unmasked dims)
     v = move_bdim_to_front(vv, vb) if vb is not None else np.expand_dims(vv, 0)

@@ -300,7 +300,8 @@ def view_rule(x, x_bdim, dtype=None, type=None):  # noqa: A002  (ndarray.view's 
         try:
             return x.view(dtype), x_bdim
         except ValueError:  # examples interleaved in memory made inside f: docs/semantics.md
-            return np.ascontiguousarray(move_bdim_to_front(x, x_bdim)).view(dtype), 0
+            x = move_bdim_to_front(x, x_bdim)
+            return np.ascontiguousarray(x, like=x).view(dtype), 0
     return x.view(dtype), x_bdim
 
 

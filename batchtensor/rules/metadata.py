@@ -45,8 +45,10 @@ def can_cast_rule(level, args, kwargs):
 
 @batch_rule(np.common_type, raw=True)
 def common_type_rule(level, args, kwargs):
-    # common_type reads only ``.dtype``: an empty array of the same dtype answers the same.
-    return np.common_type(*[np.empty(0, a.dtype) if type(a) is BatchedTensor else a
+    # common_type reads only ``.dtype``: an empty array of the same dtype answers the same
+    # (a NumPy one, also for another backend's array, which must not meet NumPy's).
+    return np.common_type(*[np.empty(0, a.dtype)
+                            if type(a) is BatchedTensor or is_physical_type(type(a)) else a
                             for a in args], **kwargs)
 
 

@@ -21,8 +21,8 @@ from ..plumbing import innermost, scan_level
 from ..errors import SharedWriteError
 from ..registry import batch_rule
 from ..tensor import BatchedTensor, ndarray_fill
-from ._helpers import (align_front, clip_mode, logical_shape, move_bdim_to_front, ndim_of,
-                       pad_to_rank, require, wrap_axis)
+from ._helpers import (align_front, as_array, clip_mode, logical_shape, move_bdim_to_front,
+                       ndim_of, pad_to_rank, read_only, require, wrap_axis)
 from .indexing import drop_leading_ones, flat_front, in_c_order
 from .views import example_strides, is_contiguous
 
@@ -35,8 +35,7 @@ def copyto_rule(dst, dst_bdim, src, src_bdim, casting="same_kind", where=True,
         raise _shared_target("numpy.copyto", "dst", src=src_bdim, where=where_bdim)
     d = move_bdim_to_front(dst, dst_bdim)
     nd = d.ndim - 1
-    flags = getattr(innermost(dst), "flags", None)
-    if nd == 0 and flags is not None and not flags.writeable:
+    if nd == 0 and read_only(dst):
         # NumPy copies an n-d array onto itself without a look at the flags, but refuses a
         # read-only 0-d destination whatever the source: the batch of 0-d examples is 1-d
         raise ValueError("assignment destination is read-only")
@@ -97,8 +96,7 @@ def _target_example(x, bdim):
     if strides is not None and innermost(x).size \
             and not is_contiguous(ex.shape, strides, ex.itemsize, False):
         ex = np.zeros(ex.shape + (2,), ex.dtype)[..., 0]
-    flags = getattr(innermost(x), "flags", None)
-    if flags is not None and not flags.writeable:
+    if read_only(x):
         ex.flags.writeable = False
     return ex
 
@@ -129,8 +127,9 @@ def _check_flat_bounds(idx, size: int) -> None:
     base = innermost(idx)  # every example at every level
     bad = (base < -size) | (base >= size)
     if np.any(bad):
-        raise IndexError(f"index {int(base[bad][0])} is out of bounds for axis 0 with size "
-                         f"{size}")
+        # (the index is read on the host for NumPy's message only: not from another backend)
+        which = f" {int(base[bad][0])}" if type(base) is np.ndarray else ""
+        raise IndexError(f"index{which} is out of bounds for axis 0 with size {size}")
 
 
 def _check_outer(name: str, target, *others) -> None:
@@ -185,7 +184,7 @@ def put_rule(a, a_bdim, ind, ind_bdim, v, v_bdim, mode="raise"):
     if _is_scalar(v) and v_bdim is None:
         vals = v  # a Python scalar stays one (NEP 50)
     else:
-        vflat = flat_front(v, v_bdim)
+        vflat = flat_front(as_array(v, target), v_bdim)  # (a list: on target's backend)
         if not vflat.shape[1]:
             return None, None  # NumPy: nothing to put
         vals = _cycle(vflat, k)
@@ -258,7 +257,7 @@ def place_rule(arr, arr_bdim, mask, mask_bdim, vals, vals_bdim):
     require(type(v) is not np.ndarray or type(t) is not np.ndarray
             or not np.may_share_memory(v, t),
             "np.place with vals in arr's memory: NumPy reads vals as it writes")
-    vflat = flat_front(vals, vals_bdim)
+    vflat = flat_front(as_array(vals, target), vals_bdim)
     nv = vflat.shape[1]
     if not nv:
         if _any(m):
@@ -284,7 +283,7 @@ def putmask_rule(a, a_bdim, /, mask, mask_bdim, values, values_bdim):
     if _is_scalar(values) and values_bdim is None:
         np.copyto(target, values, casting="unsafe", where=where)  # putmask casts like setitem
         return None, None
-    vflat = flat_front(values, values_bdim)
+    vflat = flat_front(as_array(values, target), values_bdim)
     if not vflat.shape[1]:
         return None, None  # NumPy: nothing to put
     # Position n takes values.flat[n % len(values)].
@@ -315,7 +314,7 @@ def fill_diagonal_rule(a, a_bdim, val, val_bdim, wrap=False):
     if _is_scalar(val) and val_bdim is None:
         vals = val
     else:
-        vflat = flat_front(val, val_bdim)
+        vflat = flat_front(as_array(val, target), val_bdim)
         if not vflat.shape[1]:
             return None, None
         vals = _cycle(vflat, k)

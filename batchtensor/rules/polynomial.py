@@ -19,17 +19,18 @@ from numpy import mintypecode
 
 from ..errors import BatchingError, DataDependentError, LoopFallback
 from ..registry import batch_rule, op_name
-from ._helpers import flat_rows, logical_rank, move_bdim_to_front, require
+from ._helpers import as_array, flat_rows, logical_rank, move_bdim_to_front, require
 from .setops import any_true, compress_rows
 
 
-def _coeffs(x, bdim, name="a"):
+def _coeffs(x, bdim, name="a", like=None):
     """A batched 1-D coefficient array, batch first: (B, n) (0-d examples become (B, 1),
-    like ``atleast_1d``). Unbatched values are returned as 1-D arrays."""
+    like ``atleast_1d``). Unbatched values are returned as 1-D arrays (a Python sequence on
+    the backend of ``like``, the batched argument)."""
     if bdim is None:
         if isinstance(x, np.poly1d):
             raise LoopFallback(f"a poly1d argument ({name})")
-        x = x if hasattr(x, "shape") else np.asarray(x)
+        x = as_array(x, like)
         require(x.ndim <= 1, f"a {x.ndim}-d coefficient array ({name})")
         return np.reshape(x, (-1,))
     require(logical_rank(x, bdim) <= 1, f"a coefficient array of rank > 1 ({name})")
@@ -47,14 +48,14 @@ def _pad_front(a, n: int):
     k = n - a.shape[-1]
     if k <= 0:
         return a
-    return np.concatenate([np.broadcast_to(np.zeros((), a.dtype), a.shape[:-1] + (k,)), a],
+    return np.concatenate([np.broadcast_to(np.zeros((), a.dtype, like=a), a.shape[:-1] + (k,)), a],
                           axis=-1)
 
 
 def _add_like(op, ufunc):
     @batch_rule(op)
     def rule(a1, a1_bdim, a2, a2_bdim):
-        x, y = _coeffs(a1, a1_bdim, "a1"), _coeffs(a2, a2_bdim, "a2")
+        x, y = _coeffs(a1, a1_bdim, "a1", a2), _coeffs(a2, a2_bdim, "a2", a1)
         n = max(x.shape[-1], y.shape[-1])
         return ufunc(_pad_front(x, n), _pad_front(y, n)), 0
 
@@ -70,10 +71,10 @@ polysub_rule = _add_like(np.polysub, np.subtract)
 def polyval_rule(p, p_bdim, x, x_bdim):
     if isinstance(x, np.poly1d) or isinstance(p, np.poly1d):
         raise LoopFallback("np.polyval with a poly1d")
-    c = _coeffs(p, p_bdim, "p")
+    c = _coeffs(p, p_bdim, "p", x)
     require(c.shape[-1] > 0, "np.polyval with no coefficients")
     if x_bdim is None:
-        xv = x if hasattr(x, "shape") else np.asanyarray(x)  # NumPy's asanyarray: strong
+        xv = as_array(x, c)  # NumPy's asanyarray: strong
         xnd = xv.ndim
     else:
         xv = move_bdim_to_front(x, x_bdim)
@@ -102,7 +103,7 @@ def polyder_rule(p, p_bdim, m=1):
         return p, p_bdim
     for _ in range(m):
         n = c.shape[-1] - 1
-        c = c[:, :-1] * np.arange(n, 0, -1)
+        c = c[:, :-1] * np.arange(n, 0, -1, like=c)
     return c, 0
 
 
@@ -111,25 +112,26 @@ def polyint_rule(p, p_bdim, m=1, k=None, k_bdim=None):
     m = int(m)
     if m < 0:
         raise ValueError("Order of integral must be positive (see polyder)")
+    ref = p if p_bdim is not None else k  # the batched argument: arrays made on its backend
     if k is None:
-        kk = np.zeros(m, float)
+        kk = np.zeros(m, float, like=ref)
     elif k_bdim is None:
-        kk = np.reshape(k if hasattr(k, "shape") else np.asarray(k), (-1,))
+        kk = np.reshape(as_array(k, ref), (-1,))
     else:
         require(logical_rank(k, k_bdim) <= 1, "np.polyint with a k of rank > 1")
         kk = move_bdim_to_front(k, k_bdim)
         kk = flat_rows(kk)
     if kk.shape[-1] == 1 and m > 1:
-        kk = kk[..., 0:1] * np.ones(m, float)
+        kk = kk[..., 0:1] * np.ones(m, float, like=kk)
     if kk.shape[-1] < m:
         raise ValueError("k must be a scalar or a rank-1 array of length 1 or >m.")
-    c = _coeffs(p, p_bdim, "p")
+    c = _coeffs(p, p_bdim, "p", ref)
     if m == 0:
         return p, p_bdim
     lead = _lead(c, kk)
     for i in range(m):
         n = c.shape[-1]
-        c = c / np.arange(n, 0, -1)
+        c = c / np.arange(n, 0, -1, like=c)
         col = kk[..., i:i + 1]
         c, col = np.broadcast_to(c, lead + c.shape[-1:]), np.broadcast_to(col, lead + (1,))
         c = np.concatenate([c, col], axis=-1)
@@ -141,9 +143,9 @@ def _trim_leading_zeros(op, c):
     kept for an all-zero or empty example). Every example must drop as many."""
     b, n = c.shape
     if n == 0:
-        return np.zeros((b, 1), c.dtype)
+        return np.zeros((b, 1), c.dtype, like=c)
     keep = np.cumsum(c != 0, axis=1) > 0
-    keep = np.concatenate([keep[:, :-1], np.ones((b, 1), bool)], axis=1)
+    keep = np.concatenate([keep[:, :-1], np.ones((b, 1), bool, like=c)], axis=1)
     return compress_rows(op, keep, c)[0]
 
 
@@ -155,15 +157,16 @@ def _batched_convolve(x, y):
     out = None
     for j in range(n2):
         term = x * y[..., j:j + 1]
-        term = np.concatenate([np.zeros(b + (j,), term.dtype), np.broadcast_to(term, b + (n1,)),
-                               np.zeros(b + (n2 - 1 - j,), term.dtype)], axis=-1)
+        term = np.concatenate([np.zeros(b + (j,), term.dtype, like=term),
+                               np.broadcast_to(term, b + (n1,)),
+                               np.zeros(b + (n2 - 1 - j,), term.dtype, like=term)], axis=-1)
         out = term if out is None else out + term
     return out
 
 
 @batch_rule(np.polymul)
 def polymul_rule(a1, a1_bdim, a2, a2_bdim):
-    x, y = _coeffs(a1, a1_bdim, "a1"), _coeffs(a2, a2_bdim, "a2")
+    x, y = _coeffs(a1, a1_bdim, "a1", a2), _coeffs(a2, a2_bdim, "a2", a1)
     b = _lead(x, y)[0]
     x = _trim_leading_zeros(np.polymul, x if x.ndim == 2 else np.broadcast_to(x, (b,) + x.shape))
     y = _trim_leading_zeros(np.polymul, y if y.ndim == 2 else np.broadcast_to(y, (b,) + y.shape))
@@ -172,7 +175,7 @@ def polymul_rule(a1, a1_bdim, a2, a2_bdim):
 
 @batch_rule(np.polydiv)
 def polydiv_rule(u, u_bdim, v, v_bdim):
-    uu, vv = _coeffs(u, u_bdim, "u") + 0.0, _coeffs(v, v_bdim, "v") + 0.0
+    uu, vv = _coeffs(u, u_bdim, "u", v) + 0.0, _coeffs(v, v_bdim, "v", u) + 0.0
     if uu.shape[-1] == 0 or vv.shape[-1] == 0:
         raise IndexError("index 0 is out of bounds for axis 0 with size 0")
     lead = _lead(uu, vv)
@@ -186,12 +189,12 @@ def polydiv_rule(u, u_bdim, v, v_bdim):
         q.append(d)
         for j in range(n + 1):
             r[k + j] = r[k + j] - d * vv[..., j]
-    q = np.stack(q, axis=-1) if q else np.zeros(lead + (1,), wdt)
+    q = np.stack(q, axis=-1) if q else np.zeros(lead + (1,), wdt, like=uu)
     r = np.stack(r, axis=-1)
     # NumPy drops leading remainder entries while np.allclose(r[0], 0, rtol=1e-14)
     b = lead[0]
     keep = np.cumsum(~np.isclose(r, 0, rtol=1e-14), axis=1) > 0
-    keep = np.concatenate([keep[:, :-1], np.ones((b, 1), bool)], axis=1)
+    keep = np.concatenate([keep[:, :-1], np.ones((b, 1), bool, like=r)], axis=1)
     # q is (B, k) already: a new array, writeable as NumPy's (np.broadcast_to made it read-only)
     return (q, 0), (compress_rows(np.polydiv, keep, r)[0], 0)
 
@@ -207,8 +210,8 @@ def vander_rule(x, x_bdim, N=None, increasing=False):
         raise ValueError("negative dimensions are not allowed")
     dtype = np.promote_types(x.dtype, int)
     if N == 0:
-        return np.zeros((b, n, 0), dtype), 0
-    cols = [np.ones((b, n, 1), dtype)]
+        return np.zeros((b, n, 0), dtype, like=xv), 0
+    cols = [np.ones((b, n, 1), dtype, like=xv)]
     if N > 1:  # NumPy: x[:, None] copied into N - 1 columns, then multiply.accumulate
         rep = np.broadcast_to(np.reshape(xv, (b, n, 1)), (b, n, N - 1)).astype(dtype)
         cols.append(np.multiply.accumulate(rep, axis=2))
@@ -250,8 +253,8 @@ def poly_rule(seq_of_zeros, seq_of_zeros_bdim):
         raise ValueError("input must be 1d or non-empty square 2d array.")
     if z.shape[1] == 0:
         return 1.0, None
-    a = np.ones((b, 1), dtype=z.dtype)
-    zero = np.zeros((b, 1), dtype=z.dtype)
+    a = np.ones((b, 1), dtype=z.dtype, like=z)
+    zero = np.zeros((b, 1), dtype=z.dtype, like=z)
     for i in range(z.shape[1]):  # NumPy: a = convolve(a, [1, -zero])
         a = (np.concatenate([a, zero], axis=1)
              + np.concatenate([zero, a * -z[:, i:i + 1]], axis=1))
@@ -268,7 +271,8 @@ def roots_rule(p, p_bdim):
     lead = np.cumsum(nz, axis=1) > 0  # from the first nonzero on
     core = lead & np.flip(np.cumsum(np.flip(nz, axis=1), axis=1) > 0, axis=1)
     # the output has n - first - 1 elements (none for an all-zero example)
-    after_first = lead & np.concatenate([np.zeros((b, 1), bool), lead[:, :-1]], axis=1)
+    after_first = lead & np.concatenate([np.zeros((b, 1), bool, like=lead), lead[:, :-1]],
+                                        axis=1)
     (out_len,) = compress_rows(np.roots, after_first, c)
     if any_true(core != core[:1]):  # same length, other windows: the loop
         raise LoopFallback("np.roots with leading/trailing zeros that differ between examples")
@@ -278,7 +282,7 @@ def roots_rule(p, p_bdim):
     big = cc.shape[1]
     if big > 1:  # NumPy's companion matrix, one per example
         first = -cc[:, 1:] / cc[:, :1]
-        rest = np.broadcast_to(np.diag(np.ones(big - 2, cc.dtype), -1)[1:],
+        rest = np.broadcast_to(np.diag(np.ones(big - 2, cc.dtype, like=cc), -1)[1:],
                                (b, big - 2, big - 1))
         w = np.linalg.eigvals(np.concatenate([first[:, None, :], rest], axis=1))
         if w.dtype.kind == "c" and cc.dtype.kind != "c":
@@ -290,9 +294,9 @@ def roots_rule(p, p_bdim):
             elif any_true(real):
                 raise DataDependentError(_mixed_dtype_message(np.roots))
     else:
-        w = np.zeros((b, 0), float)
+        w = np.zeros((b, 0), float, like=cc)
     ntrail = out_len.shape[1] - w.shape[1]
-    return np.concatenate([w, np.zeros((b, ntrail), w.dtype)], axis=1), 0
+    return np.concatenate([w, np.zeros((b, ntrail), w.dtype, like=w)], axis=1), 0
 
 
 @batch_rule(np.polyfit)

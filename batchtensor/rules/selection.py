@@ -29,7 +29,7 @@ from ..plumbing import innermost, scan_level, unwrap, wrap
 from ..errors import unbatched_out_error
 from ..plumbing import aligned_fast
 from ..errors import BatchingError
-from ..registry import batch_rule, decomposition
+from ..registry import batch_rule, decomposition, is_physical_type
 from ..tensor import BatchedTensor, is_plain_array, new_batched
 from ._helpers import (align_front, align_pointwise, clip_mode, ensure_bdim, flat_rows,
                        logical_rank, logical_shape, move_bdim_to_front, ndim_of, pad_to_rank,
@@ -366,15 +366,18 @@ def piecewise_rule(level, args, kwargs):
         condlist = [condlist]
     else:
         c0 = condlist[0]
-        if not (isinstance(c0, list) or is_plain_array(c0)
+        if not (isinstance(c0, list) or is_plain_array(c0) or is_physical_type(type(c0))
                 or (type(c0) is BatchedTensor and c0.ndim > 0)) and xnd != 0:
             condlist = [condlist]
     if type(condlist) is BatchedTensor:
         conds = condlist.astype(bool)
     else:
-        conds = [c.astype(bool) if type(c) is BatchedTensor else np.asarray(c, dtype=bool)
+        # (another backend's condition stays there: like=)
+        conds = [c.astype(bool) if type(c) is BatchedTensor else
+                 np.asarray(c, dtype=bool, like=c if is_physical_type(type(c)) else None)
                  for c in condlist]
-        conds = np.stack(conds) if scan_level(conds) is not None else np.asarray(conds)
+        conds = np.asarray(conds) if all(type(c) is np.ndarray for c in conds) \
+            else np.stack(conds)
     n, n2 = len(conds), len(funclist)
     if n == n2 - 1:
         conds = np.concatenate([conds, ~np.any(conds, axis=0, keepdims=True)], axis=0)
@@ -389,7 +392,7 @@ def piecewise_rule(level, args, kwargs):
         counts = np.sum(np.reshape(front, (size, n, math.prod(front.shape[2:]))), axis=2)
         for i in range(n):
             ci = innermost(counts[:, i])
-            varying |= bool(ci.size) and int(np.min(ci)) != int(np.max(ci))
+            varying |= bool(ci.size) and not bool(np.all(ci == ci.flat[0]))
     # A 0-d x: each function sees a 1-element array, so calling it on every example's value
     # (keeping it where its condition holds) is exact, also when the conditions differ.
     every = varying and xnd == 0

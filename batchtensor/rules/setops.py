@@ -73,17 +73,16 @@ def _check_common_count(op, mask) -> None:
     if counts.shape[0] == 0:
         raise BatchingError(f"{op_name(op)}: the output size depends on the data and the batch "
                             f"is empty, so there is no example to take it from")
-    if _plain(counts):
-        lo, hi = int(np.min(counts)), int(np.max(counts))
-        if lo == hi:
-            return
+    # (bool(): the one host read every backend answers; outer levels: their common answer,
+    # or an error)
+    if bool(np.all(counts == counts[:1])):
+        return
+    if type(counts) is np.ndarray:
         first = int(counts[0])
         i = int(np.argmax(counts != first))
         detail = f"{first} for example 0, {int(counts[i])} for example {i}"
-    elif bool(np.all(counts == counts[:1])):  # outer levels: their common answer, or an error
-        return
     else:
-        detail = "in an inner vmap level"
+        detail = "on the device" if _plain(counts) else "in an inner vmap level"
     raise DataDependentError(
         f"{op_name(op)}: the output size depends on the data and differs between examples "
         f"({detail}), so the results cannot be stacked into one batched array. Give every "
@@ -103,7 +102,7 @@ def compress_rows(op, mask, *values) -> list:
 
 def _positions(mask):
     """np.arange(n) broadcast like ``mask`` (B, n)."""
-    return np.broadcast_to(np.arange(mask.shape[1]), mask.shape)
+    return np.broadcast_to(np.arange(mask.shape[1], like=innermost(mask)), mask.shape)
 
 
 def _inverse_permutation(perm):
@@ -118,12 +117,12 @@ def _keep_first(aux, equal_nan: bool):
     """np.unique's mask over sorted rows: the first of every run of equal values."""
     b, n = aux.shape
     if n < 2:
-        return np.ones((b, n), dtype=bool)
+        return np.ones((b, n), dtype=bool, like=aux)
     new = aux[:, 1:] != aux[:, :-1]
     if equal_nan and _has_nan(aux.dtype):
         nan = np.isnan(aux)
         new = new & ~(nan[:, 1:] & nan[:, :-1])
-    return np.concatenate([np.ones((b, 1), dtype=bool), new], axis=1)
+    return np.concatenate([np.ones((b, 1), dtype=bool, like=new), new], axis=1)
 
 
 def _exact_common_dtype(*dtypes) -> bool:
@@ -144,7 +143,7 @@ def _has_duplicates(rows) -> bool:
 def _reverse_next(flags):
     """For every position p of each row, the first q >= p with flags[q] (n if none)."""
     n = flags.shape[1]
-    idx = np.where(flags, np.arange(n), n)
+    idx = np.where(flags, np.arange(n, like=innermost(flags)), n)
     return np.flip(np.minimum.accumulate(np.flip(idx, axis=1), axis=1), axis=1)
 
 
@@ -164,14 +163,15 @@ class _Runs:
         self.second = self.order >= self.n1
         b, n = self.s.shape
         new = self.s[:, 1:] != self.s[:, :-1]
-        self.start = np.concatenate([np.ones((b, min(n, 1)), bool), new], axis=1)
-        end = np.concatenate([new, np.ones((b, min(n, 1)), bool)], axis=1)
+        self.start = np.concatenate([np.ones((b, min(n, 1)), bool, like=new), new], axis=1)
+        end = np.concatenate([new, np.ones((b, min(n, 1)), bool, like=new)], axis=1)
         # the first input sorts first within a run: the run holds a second-input element iff
         # its last element is one
         last = np.minimum(_reverse_next(end), n - 1)
         self.has1 = ~self.second
         self.has2 = np.take_along_axis(self.second, last, axis=1) if n else self.second
-        self.nan = np.isnan(self.s) if _has_nan(self.s.dtype) else np.zeros((b, n), bool)
+        self.nan = np.isnan(self.s) if _has_nan(self.s.dtype) else np.zeros((b, n), bool,
+                                                                             like=new)
 
     def first_nan(self, second: bool):
         """The first NaN of the first (or second) input, in sorted order."""
@@ -252,7 +252,7 @@ def _unique(op, a, a_bdim, return_index=False, return_inverse=False, return_coun
         out.append((np.reshape(inv, (b,) + lshape), 0))
     if return_counts:
         pos = kept[-1]
-        end = np.full((b, min(pos.shape[1], 1)), n, dtype=np.intp)
+        end = np.full((b, min(pos.shape[1], 1)), n, dtype=np.intp, like=pos)
         out.append((np.concatenate([pos[:, 1:], end], axis=1) - pos, 0))
     return tuple(out)
 
@@ -319,7 +319,7 @@ def isin_rule(element, element_bdim, test_elements, test_elements_bdim, assume_u
     require(not assume_unique or not _has_duplicates(r1),
             "np.isin(assume_unique=True) with repeated elements")
     member = _Runs(r1, r2).membership() if r1.shape[1] and r2.shape[1] else \
-        np.zeros(r1.shape, dtype=bool)
+        np.zeros(r1.shape, dtype=bool, like=r1)
     if invert:
         member = ~member
     return np.reshape(member, (r1.shape[0],) + logical_shape(element, element_bdim)), 0
@@ -363,7 +363,7 @@ def setdiff1d_rule(ar1, ar1_bdim, ar2, ar2_bdim, assume_unique=False):
     if assume_unique:  # ar1 keeps its order; plain membership if ar1 has no repeats
         require(not _has_duplicates(r1), "np.setdiff1d(assume_unique=True) with repeated "
                                          "elements")
-        keep = ~_Runs(r1, r2).membership() if r2.shape[1] else np.ones(r1.shape, bool)
+        keep = ~_Runs(r1, r2).membership() if r2.shape[1] else np.ones(r1.shape, bool, like=r1)
         return compress_rows(np.setdiff1d, keep, r1)[0], 0
     runs = _Runs(r1, r2)
     keep = (runs.start & runs.has1 & ~runs.has2 & ~runs.nan) | runs.first_nan(False)
@@ -380,7 +380,7 @@ def setxor1d_rule(ar1, ar1_bdim, ar2, ar2_bdim, assume_unique=False):
         b, n = aux.shape
         if n == 0:
             return aux, 0
-        edge = np.ones((b, 1), dtype=bool)
+        edge = np.ones((b, 1), dtype=bool, like=aux)
         flag = np.concatenate([edge, aux[:, 1:] != aux[:, :-1], edge], axis=1)
         return compress_rows(np.setxor1d, flag[:, 1:] & flag[:, :-1], aux)[0], 0
     runs = _Runs(r1, r2)
@@ -407,7 +407,7 @@ def trim_zeros_rule(filt, filt_bdim, trim="fb", axis=None):
         other = tuple(i + 1 for i in range(nd) if i != ax)
         profile = np.any(nz, axis=other) if other else nz  # (B, L)
         length = profile.shape[1]
-        keep = np.ones((b, length), dtype=bool)
+        keep = np.ones((b, length), dtype=bool, like=profile)
         if "f" in trim:  # from the first nonzero on
             keep = keep & (np.cumsum(profile, axis=1) > 0)
         if "b" in trim:  # up to the last nonzero

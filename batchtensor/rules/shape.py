@@ -151,14 +151,18 @@ def _per_axis_value(value, nd: int, batch_row):
 
     Forms that mean the same for every axis (scalar, (before, after)) pass unchanged: the
     batch axis gets no padding, so its value is never used. A per-axis form gets a row for the
-    batch axis in front."""
+    batch axis in front (on the value's backend; a NumPy table as a list, which np.pad takes
+    on every backend)."""
     if value is None:
         return value
-    v = np.asarray(value)
-    if v.ndim < 3 and (v.size == 1 or (v.size == 2 and v.shape != (2, 1))):
+    shape = tuple(value.shape) if hasattr(value, "shape") else np.shape(value)
+    size = math.prod(shape)
+    if len(shape) < 3 and (size == 1 or (size == 2 and shape != (2, 1))):
         return value
+    v = np.asarray(value, like=value if hasattr(value, "__array_function__") else None)
     per_axis = np.broadcast_to(v, (nd, 2))
-    return np.concatenate([np.asarray([batch_row], dtype=v.dtype), per_axis])
+    table = np.concatenate([np.asarray([batch_row], dtype=v.dtype, like=v), per_axis])
+    return table.tolist() if type(table) is np.ndarray else table
 
 
 def _value_pairs(v, vdim, nd: int, dtype):
@@ -238,8 +242,8 @@ def delete_rule(arr, arr_bdim, obj, axis=None):
     _unbatched(obj, "np.delete's obj")
     x, ax = _axis_and_flat(move_bdim_to_front(arr, arr_bdim), axis)
     # np.delete on the positions themselves: NumPy's own index checks, the kept positions.
-    keep = np.delete(np.arange(x.shape[ax + 1]), obj)
-    return np.take(x, np.asarray(keep, like=innermost(x)), axis=ax + 1), 0
+    keep = np.delete(np.arange(x.shape[ax + 1], like=innermost(x)), obj)
+    return np.take(x, keep, axis=ax + 1), 0
 
 
 def _fit(v, slot: tuple, n: int, like):

@@ -15,7 +15,7 @@ import numpy as np
 
 from ..plumbing import unwrap, wrap
 from ..registry import batch_rule
-from ._helpers import (any_example, batch_size_of, dry_run, ensure_bdim, logical_rank,
+from ._helpers import (any_example, as_array, batch_size_of, dry_run, ensure_bdim, logical_rank,
                        logical_shape, move_bdim_to_front, physical_axis, require, wrap_axis)
 
 
@@ -181,7 +181,7 @@ def searchsorted_rule(a, a_bdim, v, v_bdim, side="left", sorter=None, sorter_bdi
             raise ValueError("Sorter index out of range.")
         x = np.take_along_axis(x, s.astype(np.intp, copy=False), axis=1)
     if v_bdim is None:
-        vv = v if hasattr(v, "ndim") else np.asarray(v)
+        vv = as_array(v, x)
         vshape = tuple(vv.shape)
         vf = np.broadcast_to(np.reshape(vv, (1, -1)), (n, math.prod(vshape)))
     else:
