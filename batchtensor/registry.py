@@ -21,7 +21,7 @@ from typing import Any, Callable, Iterator
 import numpy as np
 
 __all__ = ["StrEnum", "Path", "ParamKind", "BoxedKind", "Param", "Binder", "OpEntry", "REGISTRY",
-           "ALIASES", "PER_EXAMPLE",
+           "ALIASES", "DIRECT", "PER_EXAMPLE",
            "lookup", "register", "op_name", "batch_rule", "decomposition", "binder_from_signature",
            "RECORDERS", "record", "record_paths", "register_physical_type", "is_physical_type",
            "defers_to_us", "slots"]
@@ -285,6 +285,13 @@ class OpEntry:
 
 
 REGISTRY: dict[Any, OpEntry] = {}
+
+#: ops whose fast hook (``OpEntry.fast``) ``BatchedTensor.__array_function__`` calls itself,
+#: before the dispatcher: ``level_of(args, kwargs)`` names the level of a common call without
+#: the dispatcher's scan of every argument (None: the dispatcher takes the call). Only for ops
+#: outside ``scalars.ARRAY_0D`` and ``dispatch.WRITES_FIRST_ARGUMENT``, whose hook refuses
+#: ``out=`` and any call in which a value of another level takes part (``np.stack``).
+DIRECT: dict[Any, Callable[[tuple[Any, ...], dict[str, Any]], Any]] = {}
 
 #: callables that stand for another op: ``conversions``' wrappers of ``np.asarray`` & co.,
 #: which NumPy's own ``like=`` path hands to ``__array_function__`` in place of the original

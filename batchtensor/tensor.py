@@ -28,7 +28,7 @@ from numpy.typing import DTypeLike, NDArray
 from .diagnostics import conversion_message, returned_as_is
 from .errors import BatchingError, note_refusal
 from .levels import Level, current_level
-from .registry import ALIASES, RECORDERS, Path, defers_to_us, record, slots
+from .registry import ALIASES, DIRECT, RECORDERS, REGISTRY, Path, defers_to_us, record, slots
 
 __all__ = ["BatchedTensor", "new_batched", "is_plain_array", "returned_scalar", "take_returned", "enter", "scalar_per_example",
            "plain_array", "reshape_view", "transpose_view", "ints_or_sequence", "batch_axes_in_front",
@@ -40,6 +40,7 @@ __all__ = ["BatchedTensor", "new_batched", "is_plain_array", "returned_scalar", 
 
 _T = TypeVar("_T")
 _ALL = slice(None)
+_new_object = object.__new__  # (hot paths build a BatchedTensor without a constructor call)
 #: ``x.view(cls)`` for these makes a masked batch (``masked.py`` adds its class: numpy.ma's
 #: functions view a result as the class of their masked operand)
 VIEW_AS_MASKED: set[type] = {np.ma.MaskedArray}
@@ -278,14 +279,19 @@ class BatchedTensor:
                 if not level.alive:
                     level.check_alive()
                 try:
-                    res = v[:, key]
+                    res = v[_ALL, key]
                 except IndexError:  # out of bounds: the general path says so per example
                     return slots.function_call(operator.getitem, (self, key), {})
                 if RECORDERS:
                     record(operator.getitem, Path.RULE)
                 if nd == 2:  # one example's x[i] is a NumPy scalar: a copy, never a view
                     res = res.copy() if type(res) is np.ndarray else np.copy(res)
-                return new_batched(res, 0, level)
+                # (new_batched written out: a call is a sixth of this path, bench/NOTES.md)
+                r = _new_object(BatchedTensor)
+                r._value = res
+                r._bdim = 0
+                r._level = level
+                return r
         if key is None and self._bdim == 0:
             level = self._level
             if not level.alive:
@@ -519,6 +525,16 @@ class BatchedTensor:
 
     def __array_function__(self, func: Any, types: Any, args: tuple[Any, ...],
                            kwargs: dict[str, Any]) -> Any:
+        level_of = DIRECT.get(func)
+        if level_of is not None:  # (np.stack of one level's values: no scan, no dispatcher)
+            level = level_of(args, kwargs)
+            entry = REGISTRY.get(func)
+            if level is not None and entry is not None and entry.fast is not None:
+                res = entry.fast(level, args, kwargs)
+                if res is not NotImplemented:
+                    if RECORDERS:
+                        record(func, entry.kind)
+                    return res
         for t in types:
             if t is not BatchedTensor:
                 if issubclass(t, np.ma.MaskedArray):  # per example, a masked computation
@@ -909,7 +925,7 @@ class FlatIter:
         if type(key) is tuple and len(key) != 1:
             raise IndexError(f"too many indices for flat iterator: flat iterator is "
                              f"1-dimensional, but {len(key)} were indexed")
-        positions = np.arange(self.base.size)
+        positions = np.arange(self.base.size, like=self.base)  # (on the base's backend)
         if _holds_batched(key):  # positions per example, for a batched index
             positions = positions + np.zeros_like(np.ravel(self.base), dtype=positions.dtype)
         # (NumPy's stubs want an ndarray: see BatchedTensor.T)

@@ -26,6 +26,13 @@ class Workload:
     torch_fn: Callable | None = None
     jax_fn: Callable | None = None
     rtol: float = 1e-10
+    #: the kernel library family of the workload's one heavy call, where it has one: "blas"
+    #: (GEMM / GEMV) or "lapack" (a factorisation); torch may link another library for it
+    #: than NumPy does (bench/run.py reports which), a cell the two do not race on equal terms
+    kernel: str | None = None
+    #: the method that is NumPy's own batched call of that op on the stacked batch
+    #: (``np.linalg.solve`` on ``[B, n, n]``), where there is one: a second reference
+    numpy_batched: str | None = None
 
 
 # ---- MLP forward ------------------------------------------------------------------------------
@@ -271,15 +278,16 @@ def make_sort_search(rng, regime):
 
 
 WORKLOADS = [
-    Workload("mlp", mlp, mlp_vec, make_mlp, "(d),(h,d),(h),(o,h),(o)->(o)", mlp_torch, mlp_jax),
+    Workload("mlp", mlp, mlp_vec, make_mlp, "(d),(h,d),(h),(o,h),(o)->(o)", mlp_torch, mlp_jax,
+             kernel="blas"),
     Workload("ensemble", mlp, ensemble_vec, make_ensemble, "(d),(h,d),(h),(o,h),(o)->(o)",
-             mlp_torch, mlp_jax),
+             mlp_torch, mlp_jax, kernel="blas"),
     Workload("pairwise", distance, pairwise_vec, make_pairwise, "(d),(d)->()",
              distance_torch, distance_jax),
     Workload("solve4", solve, solve_vec, _make_solve(4, 128), "(n,n),(n)->(n)", solve_torch,
-             solve_jax, rtol=1e-8),
+             solve_jax, rtol=1e-8, kernel="lapack", numpy_batched="vectorised"),
     Workload("solve16", solve, solve_vec, _make_solve(16, 256), "(n,n),(n)->(n)", solve_torch,
-             solve_jax, rtol=1e-8),
+             solve_jax, rtol=1e-8, kernel="lapack", numpy_batched="vectorised"),
     Workload("xent", xent, xent_vec, make_xent, "(c),()->()", xent_torch, xent_jax),
     Workload("lorenz_rk4", rk4, rk4_vec, make_rk4,
              {"dispatch": "(s),(p)->(s)", "compute": "(s,n),(p)->(s,n)"}, rk4_torch, rk4_jax),

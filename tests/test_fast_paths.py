@@ -224,3 +224,32 @@ def test_function_hooks_are_the_general_path(entry, monkeypatch):
                     general = _run(info.op, td, leaves, batched)
                     assert _same(fast, general), (info.name, dtype, axes)
     assert hook.hits, f"{entry.name}: no sample took its fast hook"
+
+
+def test_direct_hook_of_stack_takes_only_one_level():
+    """``BatchedTensor.__array_function__`` calls np.stack's hook itself with the level of the
+    first value (``registry.DIRECT``): values of another level, plain arrays or a level that
+    has closed must still reach the dispatcher, and give the loop's results."""
+    from batchtensor.registry import DIRECT, record_paths
+
+    assert np.stack in DIRECT
+    a = np.arange(6.0).reshape(2, 3)
+    b = np.arange(12.0).reshape(4, 3) * 10
+
+    def loop(f):
+        return np.stack([np.stack([f(x, y) for y in b]) for x in a])
+
+    for f in (lambda x, y: np.stack([x, y, x + y]),     # inner values, x of the outer level
+              lambda x, y: np.stack([y, x], axis=-1),   # first of the inner level
+              lambda x, y: np.stack((x, np.ones(3), y)),
+              lambda x, y: np.stack([x * 1.0, y * 1.0], axis=1)):
+        got = bt.vmap(bt.vmap(f, (None, 0)), (0, None))(a, b)
+        np.testing.assert_array_equal(got, loop(f))
+    with record_paths() as log:
+        np.testing.assert_array_equal(bt.vmap(lambda x: np.stack([x, 2 * x]))(a),
+                                      np.stack([np.stack([x, 2 * x]) for x in a]))
+    assert (np.stack, "rule") in log
+    kept = []
+    bt.vmap(lambda x: kept.append(x) or x)(a)
+    with pytest.raises(bt.EscapedBatchedTensorError):
+        np.stack([kept[0], kept[0]])

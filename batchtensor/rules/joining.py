@@ -13,23 +13,31 @@ import math
 import numpy as np
 
 from ..plumbing import unwrap, wrap
-from ..registry import batch_rule
+from ..registry import DIRECT, batch_rule
 from ..tensor import BatchedTensor, new_batched
-from ._helpers import (batch_size_of, ensure_bdim, logical_rank, move_bdim_to_front, require,
-                       shared_value, wrap_axis)
+from ._helpers import (as_array, batch_size_of, ensure_bdim, logical_rank, move_bdim_to_front,
+                       require, shared_value, wrap_axis)
 from .views import atleast_front
+
+
+def _batched(arrays, bdims):
+    """A batched value among ``arrays``: the backend Python values are made arrays on."""
+    return next(a for a, b in zip(arrays, bdims) if b is not None)
 
 
 def _all_front(arrays, bdims):
     """Every array batch-first; unbatched ones broadcast (views), since joining copies anyway."""
     n = batch_size_of(arrays, bdims)
-    return [ensure_bdim(a, b, n) for a, b in zip(arrays, bdims)], n
+    like = _batched(arrays, bdims)
+    return [ensure_bdim(a, b, n, like) for a, b in zip(arrays, bdims)], n
 
 
 def _all_front_atleast(arrays, bdims, nd: int, atleast):
     """Batch-first, each example raised to rank ``nd`` the way ``atleast`` (np.atleast_nd) does."""
     n = batch_size_of(arrays, bdims)
-    return [atleast_front(a, b, nd) if b is not None else ensure_bdim(atleast(a), None, n)
+    like = _batched(arrays, bdims)
+    return [atleast_front(a, b, nd) if b is not None
+            else ensure_bdim(atleast(as_array(a, like)), None, n)
             for a, b in zip(arrays, bdims)]
 
 
@@ -78,6 +86,12 @@ def _stack_fast(level, args, kwargs):
     if type(first) is not BatchedTensor:
         return NotImplemented
     shape = first._value.shape
+    axis = kwargs.get("axis", 0) if kwargs else 0
+    nd = len(shape) - 1
+    if type(axis) is not int or not -nd - 1 <= axis <= nd:
+        return NotImplemented
+    ax = axis % (nd + 1) + 1
+    new = shape[:ax] + (1,) + shape[ax:]
     vals = []
     for a in arrays:
         if type(a) is not BatchedTensor or a._level is not level or a._bdim:
@@ -85,14 +99,25 @@ def _stack_fast(level, args, kwargs):
         v = a._value
         if type(v) is not np.ndarray or v.shape != shape:
             return NotImplemented
-        vals.append(v)
-    axis = kwargs.get("axis", 0)
-    nd = len(shape) - 1
-    if type(axis) is not int or not -nd - 1 <= axis <= nd:
-        return NotImplemented
-    ax = axis % (nd + 1) + 1
-    new = shape[:ax] + (1,) + shape[ax:]
-    return new_batched(np.concatenate([v.reshape(new) for v in vals], axis=ax), 0, level)
+        vals.append(v.reshape(new))  # a view with the new axis, where concatenate joins
+    return new_batched(np.concatenate(vals, axis=ax), 0, level)
+
+
+def _stack_level(args, kwargs):
+    """The level of ``np.stack([x, ...])`` whose first value is batched at a live level, for
+    ``BatchedTensor.__array_function__`` to call the fast hook with (``registry.DIRECT``): the
+    hook refuses a call where any other value is not of that level, so the dispatcher's scan
+    of the arguments is not needed."""
+    if args:
+        arrays = args[0]
+        if (type(arrays) is list or type(arrays) is tuple) and arrays:
+            first = arrays[0]
+            if type(first) is BatchedTensor and first._level.alive:
+                return first._level
+    return None
+
+
+DIRECT[np.stack] = _stack_level
 
 
 @batch_rule(np.stack, fast=_stack_fast)
@@ -194,10 +219,11 @@ def block_rule(level, args, kwargs):
     rank = max([_block_depth(arrays)] + [logical_rank(v, b) if b is not None else np.ndim(v)
                                          for v, b in pairs])
     n = batch_size_of([v for v, _ in pairs], [b for _, b in pairs])
+    like = _batched([v for v, _ in pairs], [b for _, b in pairs])
     leaves = []
     for v, b in pairs:
         if b is None:
-            v = v if hasattr(v, "ndim") else np.asarray(v)
+            v = as_array(v, like)
         x = ensure_bdim(v, b, n)
         missing = rank - (x.ndim - 1)
         if missing > 0:
