@@ -24,7 +24,17 @@ keep the fills vectorised (the real-code corpus: 143 of 404 functions fully vect
 SciPy's modules left out, 172 with them, none wrong), and a buffer that reaches compiled code
 is refused there, which reruns. The same swap gives the module's names for foreign callables
 with a batch rule their ``Primitive`` (``from scipy.ndimage import convolve`` in
-scikit-image's filters), which ``foreign`` installs only in the callable's own package.
+scikit-image's filters), which ``foreign`` installs only in the callable's own package. For a
+decorated function the module is the wrapped function's (``__wrapped__``), and the
+decorator's is swapped as well (``WholeModule``).
+
+Elsewhere one call at a time: a library function that fills ``out = np.zeros(n)`` with a
+batched value fails in the first pass, and that call site is learnt from the failed write
+(``MakerSites``, ``learn_from``): in every pass of the vmapped function after, that call (and
+no other) makes a buffer, through NumPy's makers replaced in ``numpy`` while a vmap runs.
+An array made at import, or kept beyond the call (a cache, a global, an attribute), is never
+learnt, and a buffer that outlives its pass is never promoted: both are one array for every
+example, as in the loop.
 
 Promotion must not leave anyone holding the old plain array: a view taken earlier
 (``row = out[0]``), or the array handed out by ``np.asarray(out)``, would no longer see the
@@ -42,11 +52,14 @@ plain array it stands for); ``type(out)`` is LocalBuffer. Promoted, it is a Batc
 
 from __future__ import annotations
 
+import ast
 import dis
+import inspect
 import linecache
 import operator
 import re
 import sys
+import textwrap
 import threading
 import types
 from types import FrameType
@@ -63,7 +76,8 @@ from .levels import Level, active_levels, current_level
 from .registry import ALIASES
 from .tensor import BatchedTensor, new_batched
 
-__all__ = ["LocalBuffer", "MAKERS", "LIKE_MAKERS", "plain_of", "enter", "leave"]
+__all__ = ["LocalBuffer", "MAKERS", "LIKE_MAKERS", "SITE_MAKERS", "MakerSites", "WholeModule",
+           "plain_of", "enter", "leave", "module_of", "learnt_modules", "learn_from"]
 
 
 _CLASS = object.__dict__["__class__"]  # the slot under LocalBuffer's __class__ property
@@ -199,12 +213,25 @@ class LocalBuffer:
         chains = [_levels_of(t) for t in found]
         like = found[max(range(len(found)), key=lambda i: len(chains[i]))]
         widest = set(chains[found.index(like)])
+        if not self._level.alive:
+            # made by a pass that has ended (kept in a cache, a global): shared by every
+            # example now, as a plain array is
+            err: Any = TypeError(
+                f"cannot write a batched value or index into an array made by an earlier "
+                f"vmap pass ({what}): it is kept beyond that pass (a cache, a global), so it "
+                f"is shared by every example and cannot hold a different value per example. "
+                f"Create the array inside the function.")
+            err.batchtensor_conversion = True
+            err.batchtensor_level = like._level
+            err.batchtensor_what = "a batched write into an array kept from an earlier pass"
+            err.batchtensor_target = self._value
+            raise err
         # two references: the slot, and getrefcount's argument; any other is a view or an
         # array handed out, which would not see the writes after promotion; and a buffer
         # that is itself a view (``_DERIVED``) shares its memory with another array
         if sys.getrefcount(self._value) > 2 or self._value.base is not None or \
                 not all(set(c) <= widest for c in chains):
-            err: Any = TypeError(  # (with the attributes of a refused conversion)
+            err = TypeError(  # (with the attributes of a refused conversion)
                 f"{what}: a batched value is written into an array the function created, "
                 f"which would make it batched, but a view of that array (or the array itself, "
                 f"handed out by np.asarray) is still in use and would not see the write. Write "
@@ -269,7 +296,11 @@ class LocalBuffer:
         found = _batched_among(key, [])
         if found:  # a batched index: each example reads with its own
             return function_call(operator.getitem, (self._value, key), {}, found[0])
-        return self._value[_plain_args(key)]
+        key = _plain_args(key)
+        res = self._value[key]
+        if type(res) is np.ndarray and _augmented(sys._getframe(1)):
+            return _AugmentedRead(self, key, res)  # out[i] += v: see _AugmentedRead
+        return res
 
     def __setitem__(self, key, value):
         if type(value) is LocalBuffer:
@@ -393,6 +424,73 @@ setattr(LocalBuffer, "__abs__", lambda self: abs(self._value))
 setattr(LocalBuffer, "__invert__", lambda self: ~self._value)
 
 
+# ---- out[key] += v --------------------------------------------------------------------------
+class _AugmentedRead:
+    """``out[key]`` as ``out[key] += v`` reads it, ``out`` a LocalBuffer: Python runs
+    ``t = out[key]; t = t.__iadd__(v); out[key] = t``. With a batched ``v`` the in-place
+    operator cannot write into the plain ``out[key]``; the loop's example writes into its own
+    array there. So the operator promotes ``out`` first (dropping the plain ``out[key]``, which
+    only this read holds) and works on the batched ``out[key]``, which the store then writes
+    into ``out`` again. With a plain ``v`` it is the plain in-place operator. Nothing but the
+    in-place operator sees this object: it lives between the read and the store of one
+    statement (``_augmented``)."""
+
+    __slots__ = ("buffer", "key", "value")
+
+    def __init__(self, buffer: LocalBuffer, key: Any, value: Any):
+        self.buffer, self.key, self.value = buffer, key, value
+
+
+def _augmented_operator(name: str, symbol: str):
+    iop = getattr(operator, f"i{name.rstrip('_')}")
+
+    def op(self, other):
+        value, self.value = self.value, None
+        if type(self.buffer) is LocalBuffer and _batched_among(other, []):
+            del value  # (promotion counts the references to the plain array: drop ours)
+            self.buffer._promote((other,), f"x[key] {symbol}= value")
+            return iop(self.buffer[self.key], other)
+        return iop(value, _plain_args(other))
+
+    op.__name__ = f"__i{name.rstrip('_')}__"
+    return op
+
+
+for _name, _symbol in (("add", "+"), ("sub", "-"), ("mul", "*"), ("truediv", "/"),
+                       ("floordiv", "//"), ("mod", "%"), ("pow", "**"), ("matmul", "@"),
+                       ("and_", "&"), ("or_", "|"), ("xor", "^"), ("lshift", "<<"),
+                       ("rshift", ">>")):
+    setattr(_AugmentedRead, f"__i{_name.rstrip('_')}__", _augmented_operator(_name, _symbol))
+
+_AUGMENTED: dict = {}  # (code, f_lasti) -> whether it reads the target of ``x[k] op= v``
+_INPLACE_OPS = frozenset(range(13, 26))  # BINARY_OP's in-place operators (+= ... ^=)
+
+
+def _augmented(frame: Any) -> bool:
+    """Whether ``frame`` runs the read of ``x[key] op= v`` (its bytecode: ``COPY 2; COPY 2;
+    BINARY_SUBSCR``, then after ``v`` the in-place ``BINARY_OP`` and ``SWAP 3; SWAP 2;
+    STORE_SUBSCR``)."""
+    key = (frame.f_code, frame.f_lasti)
+    found = _AUGMENTED.get(key)
+    if found is None:
+        found = _AUGMENTED[key] = _reads_augmented(*key)
+    return found
+
+
+def _reads_augmented(code: Any, lasti: int) -> bool:
+    instrs = [i for i in dis.get_instructions(code) if i.opname != "CACHE"]
+    k = max((j for j, ins in enumerate(instrs) if ins.offset <= lasti), default=None)
+    if k is None or k < 2 or instrs[k].opname != "BINARY_SUBSCR" \
+            or any(ins.opname != "COPY" or ins.arg != 2 for ins in instrs[k - 2:k]):
+        return False
+    for j in range(k + 1, len(instrs) - 3):
+        ops = [ins.opname for ins in instrs[j:j + 4]]
+        if ops == ["BINARY_OP", "SWAP", "SWAP", "STORE_SUBSCR"]:
+            return instrs[j].arg in _INPLACE_OPS and instrs[j + 1].arg == 3 \
+                and instrs[j + 2].arg == 2
+    return False
+
+
 # ---- the buffer makers ----------------------------------------------------------------------
 def _maker(name: str):
     original = getattr(np, name)
@@ -469,6 +567,8 @@ _DERIVED = frozenset({np.broadcast_to, np.reshape, np.ravel, np.transpose, np.ex
                       np.squeeze, np.atleast_1d, np.atleast_2d})
 
 _MAKERS: dict[int, Any] = {}  # id(NumPy's function) -> its maker
+#: NumPy's own functions, by name (while a level is open, numpy's attribute may be another)
+_NUMPY_MAKERS = {name: getattr(np, name) for name in MAKERS + LIKE_MAKERS + ("copy",)}
 _MAKER_NAMED: dict[str, Any] = {}  # (NumPy's own: while a level is open, np.full is another)
 for _name in MAKERS:
     _MAKERS[id(getattr(np, _name))] = _MAKER_NAMED[_name] = _maker(_name)
@@ -510,22 +610,46 @@ _primitives_seen = 0  # len(foreign.PRIMITIVES) when _bound was last cleared
 _NOT_SWAPPED = ("numpy", "batchtensor")  # NumPy's own code needs NumPy's own functions
 
 
-def module_of(func: Any) -> dict | None:
-    """The globals of ``func``'s module (through partials, bound methods and callable
-    objects), or None where it is NumPy's or batchtensor's own."""
+def _python_function(func: Any) -> Any:
+    """The Python function under partials, bound methods and callable objects, or None."""
     for _ in range(4):
-        g = getattr(func, "__globals__", None)
-        if type(g) is dict:
-            name = str(g.get("__name__", ""))
-            # (a doctest's globals are a copy of its module's, under its name: user code)
-            own = name.startswith(_NOT_SWAPPED) and getattr(sys.modules.get(name), "__dict__",
-                                                            None) is g
-            return None if own else g
+        if type(getattr(func, "__globals__", None)) is dict:
+            return func
         func = getattr(func, "func", None) or getattr(func, "__func__", None) \
             or getattr(type(func), "__call__", None)
         if func is None:
             return None
     return None
+
+
+def _unwrapped(fn: Any) -> Any:
+    """``fn`` through decorators that keep the function they wrap (``functools.wraps``'s
+    ``__wrapped__``: scikit-learn's ``validate_params``, SciPy's ``_axis_nan_policy``)."""
+    for _ in range(8):
+        inner = getattr(fn, "__wrapped__", None)
+        if type(getattr(inner, "__globals__", None)) is not dict:
+            break
+        fn = inner
+    return fn
+
+
+def _own(g: dict) -> bool:
+    name = str(g.get("__name__", ""))
+    # (a doctest's globals are a copy of its module's, under its name: user code)
+    return name.startswith(_NOT_SWAPPED) and getattr(sys.modules.get(name), "__dict__",
+                                                     None) is g
+
+
+def module_of(func: Any) -> dict | None:
+    """The globals of ``func``'s module (through partials, bound methods and callable
+    objects, and through decorators to the function they wrap: ``__wrapped__``), or None
+    where it is NumPy's or batchtensor's own. (The decorator's module is swapped too: it is
+    the first entry of ``learnt_modules``.)"""
+    fn = _python_function(func)
+    if fn is None:
+        return None
+    g = _unwrapped(fn).__globals__
+    return None if _own(g) else g
 
 
 def _converters() -> dict[int, Any]:
@@ -587,10 +711,32 @@ def _namespace_maker(name: str, original: Any) -> Any:
     return make
 
 
+def _namespace_solve(original: Any) -> Any:
+    """The namespace's ``linalg.solve`` (array-api-compat's own for NumPy, which converts its
+    arguments with NumPy's ``_makearray``): with a batched argument, ``np.linalg.solve``,
+    whose meaning NumPy 2 made the array API's (``x2`` a vector only where it is 1-d)."""
+
+    def solve(x1, x2, /):
+        if current_level() is not None and _batched_among((x1, x2), []):
+            return np.linalg.solve(x1, x2)
+        return original(x1, x2)
+
+    solve.__name__ = solve.__qualname__ = "solve"
+    solve.__doc__ = original.__doc__
+    solve.__wrapped__ = original  # type: ignore[attr-defined]  # (a function's attribute)
+    return solve
+
+
 def intercept_namespaces() -> None:
     """Intercept the creation functions of the namespace modules imported since the last look
-    (``conversions.on_new_modules``)."""
+    (``conversions.on_new_modules``), and their ``linalg.solve``."""
     for key, mod in list(sys.modules.items()):
+        if key.endswith(_NAMESPACE_SUFFIX + ".linalg") and key not in _namespaces_found:
+            _namespaces_found.add(key)
+            original = vars(mod).get("solve")
+            if callable(original):
+                conversions.intercept(mod, "solve", _namespace_solve(original), by_class=True)
+            continue
         if not key.endswith(_NAMESPACE_SUFFIX) or key in _namespaces_found:
             continue
         _namespaces_found.add(key)
@@ -604,15 +750,20 @@ def intercept_namespaces() -> None:
 conversions.on_new_modules.append(intercept_namespaces)
 
 
-def enter(g: dict | None, whole: bool = True) -> dict | None:
+def enter(g: Any, whole: bool = True) -> Any:
     """A vmap pass of a function of the module with globals ``g`` (``module_of``) starts: its
     names for NumPy become the stand-in's, and its names for NumPy's conversion functions the
     conversions'. ``whole=False`` (a module the function calls into, ``learn_from``): the
     names bound to NumPy's functions only, not the name of the ``numpy`` module, whose
-    stand-in is not ``numpy`` (``xp is np`` there would change its answer). Returns what
-    ``leave`` takes (with the same ``whole``)."""
+    stand-in is not ``numpy`` (``xp is np`` there would change its answer). ``g`` may also be
+    an entry of ``learnt_modules`` that names maker calls (``MakerSites``): they make buffers
+    on this thread until ``leave``. Returns what ``leave`` takes (with the same ``whole``)."""
     if g is None or not config.intercept_numpy:
         return None
+    if type(g) is MakerSites:
+        return _open_sites(g)
+    if type(g) is WholeModule:
+        return g if enter(g.g) is not None else None
     key = id(g) if whole else -id(g)
     _lock.acquire()
     try:
@@ -654,20 +805,32 @@ def enter(g: dict | None, whole: bool = True) -> dict | None:
 _LEARNT: dict = {}
 
 
+class WholeModule:
+    """An entry of ``learnt_modules``: a module swapped as the function's own is
+    (``enter(g, whole=True)``), the module of a decorator around the function (its own
+    module is the decorated function's: ``module_of``)."""
+
+    __slots__ = ("g",)
+
+    def __init__(self, g: dict):
+        self.g = g
+
+
 def learnt_modules(func: Any) -> list:
-    """The list of modules learnt for ``func`` (shared by every vmap of the same code)."""
-    key = func
-    for _ in range(4):
-        code = getattr(key, "__code__", None)
-        if code is not None:
-            key = code
-            break
-        key = getattr(key, "func", None) or getattr(key, "__func__", None) or key
+    """The list of modules learnt for ``func`` (shared by every vmap of the same code: of
+    the function a decorator wraps, ``module_of``)."""
+    fn = _python_function(func)
+    key = _unwrapped(fn).__code__ if fn is not None else func
     with _lock:
         entry = _LEARNT.get(id(key))
         if entry is None or entry[0] is not key:
             entry = _LEARNT[id(key)] = (key, [])  # (the key kept alive: its id stays its own)
-    return entry[1]
+        learnt: list = entry[1]
+        outer = fn.__globals__ if fn is not None else None
+        if outer is not None and outer is not _unwrapped(fn).__globals__ and not _own(outer) \
+                and not any(type(m) is WholeModule and m.g is outer for m in learnt):
+            learnt.insert(0, WholeModule(outer))
+    return learnt
 
 
 _SUBSCRIPTS = frozenset(dis.opmap[name] for name in ("STORE_SUBSCR", "STORE_SLICE",
@@ -688,22 +851,30 @@ def learn_from(exc: BaseException, learnt: list, own: dict | None) -> bool:
     (``out[i] = x``, ``out[idx] = v``, ``w[idx]``) and bound NumPy's buffer makers by name
     (``from numpy import zeros``): then that module joins ``learnt`` and a new pass may get
     past it (where that was not it, the new pass fails alike and reruns: one pass more,
-    once). Its ``np`` stays ``numpy`` (``enter(g, whole=False)``), so an array made there
-    by ``np.zeros`` is no buffer."""
+    once). Its ``np`` stays ``numpy`` (``enter(g, whole=False)``); instead, where the array
+    written was made by ``np.zeros(...)`` (or another of NumPy's makers reached through the
+    ``numpy`` module) straight into a variable of that frame or of a caller's that holds it,
+    that call joins ``learnt`` (``MakerSites``) and makes a buffer in the new pass."""
     tb = exc.__traceback__ or getattr(exc.__cause__, "__traceback__", None)
     frame: FrameType | None
     lineno: Any
     lasti: Any  # (ints wherever frame is set)
     frame = lineno = lasti = None
-    while tb is not None:  # the innermost frame outside NumPy and batchtensor
+    frames: list[FrameType] = []  # outside NumPy and batchtensor, the innermost first
+    while tb is not None:
         name = str(tb.tb_frame.f_globals.get("__name__", ""))
         if not name.startswith(_NOT_SWAPPED):
             frame, lineno, lasti = tb.tb_frame, tb.tb_lineno, tb.tb_lasti
+            frames.insert(0, frame)
         tb = tb.tb_next
     if frame is None or not config.intercept_numpy:
         return False
+    whole = [own] + [m.g for m in learnt if type(m) is WholeModule]  # (makers make buffers)
+    if _learn_sites(exc, [f for f in frames if not any(f.f_globals is w for w in whole)],
+                    learnt):
+        return True
     g = frame.f_globals
-    if g is own or type(g) is not dict or any(m is g for m in learnt):
+    if type(g) is not dict or any(g is w for w in whole) or any(m is g for m in learnt):
         return False
     code = frame.f_code.co_code
     if _is_store(exc) or (0 <= lasti < len(code) and code[lasti] in _SUBSCRIPTS):
@@ -724,11 +895,279 @@ def learn_from(exc: BaseException, learnt: list, own: dict | None) -> bool:
     return True
 
 
-def leave(g: dict | None, whole: bool = True) -> None:
+# ---- maker calls learnt from a write that failed ----------------------------------------------
+#: NumPy's makers whose call at a learnt site makes a buffer (``array`` and ``asarray``, which
+#: the conversions replace in ``numpy``, are not among them)
+SITE_MAKERS = MAKERS + LIKE_MAKERS + ("copy",)
+
+
+class MakerSites:
+    """An entry of ``learnt_modules``: calls of NumPy's makers in one code object
+    (``out = np.zeros(n)`` in a library function the vmapped function calls) whose result
+    that code went on to write a batched value into, which failed (a plain array). During
+    every pass of the function after, those calls make buffers, as the function's own
+    module's makers do; nothing else changes in that module (its ``np`` stays ``numpy``).
+
+    A call is told by its code object and the instruction running it (``f_lasti``), learnt
+    from the bytecode: the store of the call's result straight into the variable written
+    (``name = np.zeros(...)``), the callable loaded as an attribute of a global bound to
+    ``numpy``, and no jump among the arguments. An array made anywhere else is untouched:
+    one made at import or kept in a cache by an earlier call is a plain array, whose batched
+    write stays the error or the rerun it was; a buffer whose pass has ended is never
+    promoted (``LocalBuffer._promote``)."""
+
+    __slots__ = ("code", "lastis")
+
+    def __init__(self, code: Any):
+        self.code = code
+        self.lastis: set[int] = set()
+
+
+class _OpenSites(tuple):
+    """What ``enter`` gives for a ``MakerSites``: the ``(code, lasti)`` keys it opened."""
+
+    __slots__ = ()
+
+
+#: per thread: .active, (code, lasti) -> passes that opened it now; .seen, every key opened
+_site_state = threading.local()
+_sites_open = 0  # MakerSites open on all threads together: the makers' cheap first test
+_site_makers: dict[str, Any] = {}  # name -> the replacement installed in numpy (once learnt)
+
+
+def _open_sites(sites: MakerSites) -> _OpenSites:
+    global _sites_open
+    keys = _OpenSites((sites.code, lasti) for lasti in tuple(sites.lastis))
+    active = getattr(_site_state, "active", None)
+    if active is None:
+        active = _site_state.active = {}
+    for key in keys:
+        active[key] = active.get(key, 0) + 1
+    seen = getattr(_site_state, "seen", None)
+    if seen is None:
+        seen = _site_state.seen = set()
+    seen.update(keys)
+    with _lock:
+        _sites_open += 1
+    return keys
+
+
+def _close_sites(keys: _OpenSites) -> None:
+    global _sites_open
+    active = _site_state.active
+    for key in keys:
+        n = active[key] - 1
+        if n:
+            active[key] = n
+        else:
+            del active[key]
+    with _lock:
+        _sites_open -= 1
+
+
+def _site_maker(name: str, fallback: Any) -> Any:
+    """``numpy.<name>`` while a vmap runs: a buffer where the caller's instruction is an open
+    learnt site on this thread, else ``fallback`` (NumPy's, or the replacement of another
+    module of batchtensor: ``undispatched``'s ``full``)."""
+    maker = _MAKERS[id(_NUMPY_MAKERS[name])]
+
+    def make(*args, **kwargs):
+        if _sites_open:
+            active = getattr(_site_state, "active", None)
+            if active:
+                f = sys._getframe(1)
+                if (f.f_code, f.f_lasti) in active:
+                    return maker(*args, **kwargs)
+        return fallback(*args, **kwargs)
+
+    make.__name__ = make.__qualname__ = name
+    make.__doc__ = maker.__doc__
+    make.__wrapped__ = _NUMPY_MAKERS[name]  # type: ignore[attr-defined]  # (a function's)
+    return make
+
+
+def _install_site_makers() -> None:
+    """Replace NumPy's makers in ``numpy`` while a vmap runs (``conversions.intercept``), from
+    the first site learnt on: a process that learns none pays nothing."""
+    with _lock:
+        if _site_makers:
+            return
+        for name in SITE_MAKERS:
+            original = _NUMPY_MAKERS[name]
+            made = _site_makers[name] = _site_maker(name, conversions.replacement_of(np, name))
+            ALIASES[made] = original  # (NumPy's like= path names it: the dispatcher's table)
+            # (a module imported during a pass that binds it by name: a maker there too)
+            _MAKERS[id(made)] = _MAKERS[id(original)]
+    for name, made in _site_makers.items():
+        conversions.intercept(np, name, made)
+
+
+def _written_arrays(exc: BaseException) -> list:
+    """The plain arrays a refused write went into: the array of ``out[i] = x`` (NumPy may wrap
+    that error), or a SharedWriteError's targets."""
+    found: list = []
+    for e in (exc, exc.__cause__):
+        if e is None:
+            continue
+        target = getattr(e, "batchtensor_target", None)
+        if target is not None:
+            found.append(target)
+        found.extend(getattr(e, "targets", None) or ())
+    return [t for t in found if type(t) is np.ndarray]
+
+
+def _learn_sites(exc: BaseException, frames: list, learnt: list) -> bool:
+    """Whether the write ``exc`` refused went into an array made, in the code of one of
+    ``frames`` (the innermost first: the writer, then its callers), at a maker call not
+    learnt yet (``MakerSites``): then that call joins ``learnt``."""
+    targets = _written_arrays(exc)
+    if not targets:
+        return False
+    for frame in frames:
+        g = frame.f_globals
+        numpy_names = {n for n, v in list(g.items()) if v is np and type(n) is str}
+        if not numpy_names:
+            continue
+        names = {n for n, v in list(frame.f_locals.items()) if type(v) is np.ndarray and any(
+            t is v or t.base is v for t in targets)}
+        lastis = _maker_sites(frame.f_code, names, numpy_names) if names else set()
+        if lastis:
+            break
+    else:
+        return False
+    with _lock:
+        entry = next((m for m in learnt if type(m) is MakerSites and m.code is frame.f_code),
+                     None)
+        if entry is not None and lastis <= entry.lastis:
+            # learnt already: by a pass on another thread while this one ran without them
+            # (a new pass opens them), else the array came from elsewhere (no new pass)
+            seen = getattr(_site_state, "seen", ())
+            return any((frame.f_code, lasti) not in seen for lasti in lastis)
+        if entry is None:
+            entry = MakerSites(frame.f_code)
+            learnt.append(entry)
+        entry.lastis |= lastis
+    _install_site_makers()
+    return True
+
+
+_STORE_NAMES = frozenset({"STORE_FAST", "STORE_NAME", "STORE_DEREF"})
+_JUMPS = frozenset(dis.hasjrel) | frozenset(dis.hasjabs)
+#: Python 3.13's superinstructions, as the two they stand for
+_PAIRS = {"LOAD_FAST_LOAD_FAST": ("LOAD_FAST", "LOAD_FAST"),
+          "STORE_FAST_LOAD_FAST": ("STORE_FAST", "LOAD_FAST"),
+          "STORE_FAST_STORE_FAST": ("STORE_FAST", "STORE_FAST")}
+
+
+def _instructions(code: Any) -> list:
+    """``code``'s instructions as ``(opname, opcode, arg, argval, offset)``, no caches, each
+    superinstruction as the two it stands for."""
+    out: list[tuple[str, int, Any, Any, int]] = []
+    for ins in dis.get_instructions(code):
+        pair = _PAIRS.get(ins.opname)
+        if pair is not None:
+            for name, value in zip(pair, ins.argval):
+                out.append((name, dis.opmap[name], 0, value, ins.offset))
+        elif ins.opname != "CACHE":
+            out.append((ins.opname, ins.opcode, ins.arg, ins.argval, ins.offset))
+    return out
+
+
+def _maker_call(instrs: list, k: int, numpy_names: set) -> int | None:
+    """Where ``instrs[k]`` stores the result of a call ``np.<maker>(...)`` (``np`` a name in
+    ``numpy_names``, no jump among the arguments): the index of the call's first
+    instruction (PRECALL or CALL), else None."""
+    call = instrs[k - 1] if k else None
+    if call is None or call[0] not in ("CALL", "CALL_KW"):
+        return None
+    first = k - 2 if k >= 2 and instrs[k - 2][0] == "PRECALL" else k - 1
+    j, need = first - 1, (call[2] or 0) + (call[0] == "CALL_KW")
+    try:
+        while need > 0 and j >= 0:  # back over the arguments, to the callable's load
+            opname, opcode, arg, _, _ = instrs[j]
+            if opcode in _JUMPS:
+                return None
+            need -= dis.stack_effect(opcode, arg if opcode >= dis.HAVE_ARGUMENT else None,
+                                     jump=False)
+            j -= 1
+    except ValueError:
+        return None
+    if need != 0 or j < 1:
+        return None
+    load, module = instrs[j], instrs[j - 1]
+    if load[0] in ("LOAD_METHOD", "LOAD_ATTR") and load[3] in SITE_MAKERS \
+            and module[0] in ("LOAD_GLOBAL", "LOAD_NAME") and module[3] in numpy_names:
+        return first
+    return None
+
+
+#: methods that keep their argument in a container (``cache.append(out)``)
+_KEEPERS = frozenset({"append", "appendleft", "extend", "insert", "add", "setdefault",
+                      "update", "put", "__setitem__"})
+
+
+def _kept_local(code: Any, name: str) -> bool:
+    """Whether the source of ``code`` never hands the variable ``name`` to a global, another
+    variable, an attribute or a container (``cache[key] = name``, ``self.w = name``,
+    ``kept.append(name)``, ``global name``): an array it holds could be kept beyond the
+    call there (a cache), which no example of the loop owns. No source: False."""
+    try:
+        tree = ast.parse(textwrap.dedent(inspect.getsource(code)))
+    except (OSError, TypeError, SyntaxError, ValueError):
+        return False
+    fn = next((n for n in ast.walk(tree)
+               if isinstance(n, (ast.FunctionDef, ast.AsyncFunctionDef))), None)
+    if fn is None:
+        return False
+
+    def holds(value: Any) -> bool:  # the value is the variable, or a tuple / list holding it
+        if isinstance(value, ast.Name):
+            return value.id == name
+        return isinstance(value, (ast.Tuple, ast.List)) and any(map(holds, value.elts))
+
+    for node in ast.walk(fn):
+        if isinstance(node, (ast.Global, ast.Nonlocal)) and name in node.names:
+            return False
+        if isinstance(node, (ast.Assign, ast.AnnAssign, ast.NamedExpr)) and node.value \
+                is not None and holds(node.value):
+            targets = node.targets if isinstance(node, ast.Assign) else [node.target]
+            if not all(isinstance(t, ast.Name) and t.id == name for t in targets):
+                return False
+        if isinstance(node, ast.Call) and any(holds(a) for a in node.args) and (
+                isinstance(node.func, ast.Attribute) and node.func.attr in _KEEPERS
+                or isinstance(node.func, ast.Name) and node.func.id == "setattr"):
+            return False
+    return True
+
+
+def _maker_sites(code: Any, names: set, numpy_names: set) -> set[int]:
+    """The ``f_lasti`` values of ``code``'s calls ``name = np.<maker>(...)`` for ``name`` in
+    ``names`` (a variable nothing keeps beyond the call: ``_kept_local``) and ``np`` in
+    ``numpy_names`` (read from the bytecode, once per learning)."""
+    instrs = _instructions(code)
+    found: set[int] = set()
+    for name in names:
+        if not _kept_local(code, name):
+            continue
+        for k, ins in enumerate(instrs):
+            if ins[0] in _STORE_NAMES and ins[3] == name:
+                first = _maker_call(instrs, k, numpy_names)
+                if first is not None:
+                    found.update(range(instrs[first][4], ins[4], 2))
+    return found
+
+
+def leave(g: Any, whole: bool = True) -> None:
     """The pass ends: the last one on this module puts its names back. (A pass entering the
     module whole and one entering its function names only swap apart: where one puts a name
     back while the other runs, the other meets NumPy's own there, which converts: a rerun.)"""
     if g is None:
+        return
+    if type(g) is _OpenSites:
+        _close_sites(g)
+        return
+    if type(g) is WholeModule:
+        leave(g.g)
         return
     key = id(g) if whole else -id(g)
     _lock.acquire()

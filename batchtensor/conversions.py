@@ -37,7 +37,7 @@ from .rules.ragged import Ragged
 from .tensor import BatchedTensor
 
 __all__ = ["enter", "leave", "ORIGINALS", "installed", "intercept", "intercept_attribute",
-           "CONVERTERS", "release", "replacement",
+           "CONVERTERS", "release", "replacement", "replacement_of",
            "pristine", "is_swapped", "before_first_enter", "on_new_modules"]
 
 #: the functions replaced, by name in the ``numpy`` module (their first argument is the data)
@@ -169,6 +169,20 @@ def replacement(name: str) -> Any:
         return _replacements[name]
 
 
+def replacement_of(module: Any, name: str) -> Any:
+    """What ``module.name`` is while a vmap level is open: this module's replacement, or the
+    one ``intercept`` installs, or else the module's own attribute (to wrap it further)."""
+    namespace = vars(module)
+    if namespace is _NUMPY and name in ORIGINALS:
+        return replacement(name)
+    with _lock:
+        for swap in _swaps:
+            if swap.namespace is namespace and swap.originals is not ORIGINALS \
+                    and name in swap.replacements:
+                return swap.replacements[name]
+    return namespace[name]
+
+
 def is_swapped(module: Any, name: str) -> bool:
     """Whether ``module.name`` is one of the attributes replaced while a vmap runs."""
     namespace = vars(module)
@@ -228,7 +242,8 @@ def intercept(module: Any, name: str, replacement: Any, *, by_class: bool = Fals
     namespace = vars(module)
     with _lock:
         for swap in _swaps:
-            if swap.namespace is namespace:
+            # (not numpy's conversions' own swap, whose tables are ORIGINALS and _replacements)
+            if swap.namespace is namespace and swap.originals is not ORIGINALS:
                 break
         else:
             swap = _Swap(namespace, {}, {})

@@ -2036,14 +2036,19 @@ def _writeable_answer(original: Callable) -> Callable:
     answers True: the batch would take the copying path, which for a masked array drops the
     mask (``np.asarray``). So a batched value answers as its examples' arrays would: by its
     flags (a masked batch of reduction results, whose examples are NumPy scalars or
-    ``np.ma.masked``, False). A BatchedTensor taken for NumPy scalars answers by its flags
-    too: whether a 0-d example is an array or a scalar is not always known there, and a write
-    into a value taken for scalars reruns per example, where NumPy answers."""
+    ``np.ma.masked``, False). A BatchedTensor that is a NumPy scalar per example (a
+    reduction's result, ``x[i]`` of a vector: ``tensor.scalar_per_example``) answers False,
+    as a NumPy scalar does: ``at`` then copies it with ``xp.asarray(x, copy=True)``, a
+    writeable 0-d array per example as the loop's copy is (``scalars.ARRAY_0D``), and writes
+    into that. (``at`` without ``copy=`` promises nothing about writing in place, so its
+    callers use the value it returns.)"""
     def is_writeable_array(x: Any) -> Any:
         t = type(x)
         if t is BatchedMaskedArray:
             return not x._scalar and bool(x._ma.flags.writeable)
         if t is BatchedTensor:
+            if scalar_per_example(x):
+                return False
             v = x._value
             while type(v) is BatchedTensor:  # batched at outer levels too
                 v = v._value

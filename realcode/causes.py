@@ -45,9 +45,12 @@ CAUSES = [
           "scipy.spatial.distance.squareform checks `a.base`; BatchedTensor has no `base`.",
           r"no attribute 'base'"),
     Cause("scalar-target", "a write into a 0-d value taken for a NumPy scalar per example",
-          "array_api_extra's `at(x, idx).set(y)` writes `x[idx] = y` into a 0-d copy it made of "
-          "a reduction's result; vmap keeps that result a NumPy scalar per example (as NumPy's "
-          "reductions return), so the write is refused, where the loop's copy is a 0-d array.",
+          "`x[idx] = y` into a value vmap keeps a NumPy scalar per example (a reduction's "
+          "result, `x[i]`), which NumPy cannot write into: the write is refused. "
+          "array_api_extra's `at(x, idx).set(y)` no longer gets here (vmap answers its "
+          "`is_writeable_array` False for a scalar per example, as NumPy's scalar does, so it "
+          "copies into a 0-d array first, as the loop's example does); a run here writes into "
+          "a 0-d result that vmap takes for a scalar where the loop's is an array.",
           r"the target is a NumPy scalar in each example"),
     Cause("array-interface", "`x.__array_interface__` read where vmap does not reach "
           "`as_strided`",
@@ -81,9 +84,13 @@ CAUSES = [
           r"missing keyword argument"),
     Cause("plain-out", "a batched result written into a plain array through `out=`, "
           "`np.add.at` or `np.copyto`",
-          "The library writes into an array it created with a plain shape (`np.zeros(n)`) "
-          "through a NumPy function's `out=` / `add.at` / `copyto`. The dispatcher raises a "
-          "BatchingError for it, which is not a rerun reason (a plain `x[i] = v` is one).",
+          "The library writes a batched result through a NumPy function's `out=` / `ufunc.at` "
+          "/ `np.copyto` into an array a module other than the function's own made with a "
+          "plain shape (`b = np.empty(n)` in scikit-image's `dtype._scale`). Into a buffer "
+          "these writes promote it (`out[i] += v` too); here the dispatcher's SharedWriteError "
+          "reruns the function, and unlike the conversion error of `out[i] = v` it does not "
+          "teach vmap the array's call site (vmap asks `buffers.learn_from` about conversions "
+          "only).",
           r"cannot write a batched result into|cannot write into `dst`"),
     Cause("roots-dtype", "`np.roots` is real for some examples and complex for others",
           "NumPy returns real roots when all are real; the examples disagree, so the batch "
@@ -100,13 +107,14 @@ CAUSES = [
     # ---- reruns: only a per-example run gives the loop's result ---------------------------------
     Cause("write-into-plain", "a batched value written into an array created inside `f` "
           "with a plain shape",
-          "The library allocates its result with `np.empty(n)` / `np.zeros((n, m))` (not "
-          "from a batched value) and fills it by indexing, where vmap does not make it a "
-          "buffer (batched at the first batched write): in a module other than the "
-          "function's own (a module it calls into is learnt only for NumPy's functions it "
-          "bound by name, `zeros(n)`; its `np` stays `numpy`), or through a namespace that "
-          "is NumPy itself (array-api-compat's `clip`: `array_namespace(x).empty(...)`). "
-          "The write raises a conversion error and the function reruns.",
+          "The library fills by indexing an array made with a plain shape where vmap does not "
+          "make it a buffer (batched at the first batched write). In a module the function "
+          "calls into, the failed write teaches vmap the call `out = np.zeros(...)` that made "
+          "it (`buffers.MakerSites`: a buffer there in every pass after) or the module's "
+          "makers bound by name (`zeros(n)`); a run still here wrote into an array made "
+          "otherwise (by a method or an op: `w.copy()`, `np.asarray` of a list), kept beyond "
+          "the call (a cache, a global, an attribute: shared state), or made at import. The "
+          "write raises a conversion error and the function reruns.",
           r"cannot write a batched value or index into"),
     Cause("bound-asarray", "`asarray` bound at import (`from numpy import asarray`)",
           "The library calls NumPy's conversion through a name bound when it was imported, "

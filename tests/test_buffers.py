@@ -476,9 +476,9 @@ def test_learning_runs_the_function_again_from_the_callers_values_and_draws():
 def test_a_learnt_module_keeps_numpy_itself(tmp_path, monkeypatch):
     """A learnt module's names for NumPy's functions are swapped, not its name for the
     ``numpy`` module: the stand-in is not ``numpy``, and ``xp is np`` there would change its
-    answer. So an array it makes with ``np.zeros`` stays plain (a write of a batched value
-    into it reruns, as ``scipy.linalg.companion``'s), and one made by ``zeros`` bound by name
-    (``scipy.signal``'s waveforms) is a buffer."""
+    answer. An array made by ``zeros`` bound by name (``scipy.signal``'s waveforms) is a
+    buffer; one made with ``np.zeros`` becomes one through its call site
+    (``buffers.MakerSites``, as ``scipy.linalg.companion``'s), ``np`` untouched."""
     (tmp_path / "asks_for_numpy.py").write_text(
         "import numpy as np\n"
         "from numpy import asarray, zeros\n"
@@ -500,8 +500,9 @@ def test_a_learnt_module_keeps_numpy_itself(tmp_path, monkeypatch):
     assert (got[:, 1] == 1.0).all()
     assert any(m is vars(asks_for_numpy) for m in buffers.learnt_modules(f))
     g = lambda x: asks_for_numpy.g(x) + 0.0  # noqa: E731
-    with pytest.warns(bt.PerformanceWarning, match="reruns once per example"):
-        assert_same(bt.vmap(g)(X), loop_vmap(g)(X))
+    vectorised(g, X)
+    assert any(type(m) is buffers.MakerSites and m.code is asks_for_numpy.g.__code__
+               for m in buffers.learnt_modules(g))
     assert asks_for_numpy.np is np and asks_for_numpy.zeros is np.zeros
     assert conversions.pristine()
 
@@ -541,3 +542,305 @@ def test_learnt_modules_on_threads():
 
     on_threads(run)
     assert waveforms.asarray is np.asarray and conversions.pristine()
+
+
+# ---- np.zeros in a module the function calls: its call sites learnt (buffers.MakerSites) ------
+LIBRARY = '''
+import numpy as np
+
+TEMPLATE = np.zeros(3)  # made at import: one array for every call
+_CACHE = {}
+
+
+def fill(x):
+    out = np.zeros(3)
+    out[0] = x.sum()
+    out[1:] = x[:2]
+    return out
+
+
+def rows(x):
+    out = np.empty((3,) + x.shape)
+    out[0] = x
+    out[1] = x[::-1]
+    out[2] = 1.0
+    out[1] += x              # out[1] read, added to in place, stored
+    out[2, 1:] -= x[:-1]
+    out[[0, 0]] *= 2.0       # a fancy read: a copy, stored back
+    return out
+
+
+def _fill_into(out, x):
+    out[0] = x.sum()
+
+
+def made_by_the_caller(x):
+    out = np.zeros(3)
+    _fill_into(out, x)     # filled by the function it calls
+    return out
+
+
+def into_template(x):
+    out = TEMPLATE
+    out[0] = x.sum()
+    return out.copy()
+
+
+def cached(x):
+    out = _CACHE.get(x.shape)
+    if out is None:
+        out = np.zeros(3)
+        _CACHE[x.shape] = out  # kept beyond the call
+    out[0] += x.sum()          # each example adds to what the ones before it left
+    return out.copy()
+
+
+def handed_to_a_global(x):
+    global LAST
+    out = np.zeros(3)
+    LAST = out
+    out[0] = x.sum()
+    return out.copy()
+'''
+_LIBRARIES = iter(range(10 ** 6))
+
+
+@pytest.fixture
+def library(tmp_path, monkeypatch):
+    """A fresh module that makes arrays with ``np.zeros`` and fills them (learnt state is kept
+    per code object: each test gets code of its own)."""
+    import importlib
+
+    name = f"fills_with_np_zeros_{next(_LIBRARIES)}"
+    (tmp_path / f"{name}.py").write_text(LIBRARY)
+    monkeypatch.syspath_prepend(str(tmp_path))
+    return importlib.import_module(name)
+
+
+def _sites(f) -> list:
+    return [m for m in buffers.learnt_modules(f) if type(m) is buffers.MakerSites]
+
+
+def test_np_zeros_in_a_module_the_function_calls_becomes_a_buffer(library):
+    """``out = np.zeros(3)`` then ``out[0] = x.sum()`` in a library function (SciPy's
+    ``companion``, ``ShortTimeFFT``, scikit-image's ``corner``): the write fails in the first
+    pass, that call site is learnt, and the new pass makes a buffer there; ``np`` in that
+    module stays ``numpy``."""
+    f = lambda x: library.fill(x) * 1.0  # noqa: E731
+    vectorised(f, X)
+    assert [m.code for m in _sites(f)] == [library.fill.__code__]
+    assert library.np is np and conversions.pristine() and module_is_pristine()
+    vectorised(f, X)  # learnt: one pass
+    for layout in LAYOUTS:  # in_axes=-1, F-ordered, negative strides, read-only
+        xs, in_axes = laid_out(X, layout)
+        vectorised(f, xs, in_axes=in_axes)
+    vectorised(lambda x: library.rows(x), X)
+    vectorised(lambda x, y: library.fill(x) + library.rows(y)[0, :3], X, X[:, ::-1])
+    g = lambda x: library.made_by_the_caller(x)  # noqa: E731
+    vectorised(g, X)
+    assert [m.code for m in _sites(g)] == [library.made_by_the_caller.__code__]
+
+
+@pytest.mark.parametrize("n", [0, 1, 2])
+def test_maker_sites_with_small_batches(library, n):
+    f = lambda x: library.fill(x)  # noqa: E731
+    xs = RNG.normal(size=(n, 4))
+    with warnings.catch_warnings():
+        warnings.simplefilter("error", bt.PerformanceWarning)
+        got = bt.vmap(f, fallback="error")(xs)
+    if n:
+        assert_same(got, loop_vmap(f)(xs))
+    else:
+        assert got.shape == (0, 3) and got.dtype == np.float64
+
+
+def test_maker_sites_in_nested_vmaps(library):
+    f = lambda x: library.rows(x)  # noqa: E731
+    xs = RNG.normal(size=(3, 5, 4))
+    with warnings.catch_warnings():
+        warnings.simplefilter("error", bt.PerformanceWarning)
+        got = bt.vmap(bt.vmap(f), fallback="error")(xs)
+    assert_same(got, loop_vmap(loop_vmap(f))(xs))
+    g = lambda x: bt.vmap(lambda y: library.fill(x * y))(np.ones((2, 4)))  # noqa: E731
+    vectorised(g, X)
+
+
+def test_arrays_made_at_import_or_kept_beyond_the_call_are_never_buffers(library):
+    """An array made at import, or one the code keeps in a cache, a global or another
+    variable, is shared by the calls (the loop's examples write into the same one): its call
+    site is not learnt, and the write still reruns per example (the loop's writes, in order)
+    or, with ``fallback="error"``, raises."""
+
+    def reset():
+        library.TEMPLATE[:] = 0.0
+        library._CACHE.clear()
+
+    for f in (lambda x: library.into_template(x), lambda x: library.cached(x),
+              lambda x: library.handed_to_a_global(x)):
+        reset()
+        want = loop_vmap(f)(X)
+        after = (library.TEMPLATE.copy(), {k: v.copy() for k, v in library._CACHE.items()})
+        reset()
+        with pytest.raises(TypeError, match="cannot write a batched value"):
+            bt.vmap(f, fallback="error")(X)
+        reset()
+        with pytest.warns(bt.PerformanceWarning, match="reruns once per example"):
+            got = bt.vmap(f)(X)
+        assert_same(got, want)
+        np.testing.assert_array_equal(library.TEMPLATE, after[0])
+        assert library._CACHE.keys() == after[1].keys()
+        for k, v in library._CACHE.items():
+            assert type(v) is np.ndarray
+            np.testing.assert_array_equal(v, after[1][k])
+        assert not _sites(f)
+    assert type(library.TEMPLATE) is np.ndarray and conversions.pristine()
+
+
+KEPT: list = []
+
+
+def _keep_a_buffer(x):
+    KEPT.append(np.zeros(2))  # a buffer of this pass, kept beyond it
+    return x * 1.0
+
+
+def _write_into_the_kept_one(x):
+    out = KEPT[-1]
+    out[0] = x.sum()
+    return out.copy()
+
+
+def test_a_buffer_kept_from_an_earlier_pass_is_shared_state():
+    """A buffer that outlives its pass is one array for every later call: a batched write
+    into it in another vmap is refused (the rerun writes into it as the loop does), never a
+    promotion that would change it behind the caller's back."""
+    bt.vmap(_keep_a_buffer)(X)
+    with pytest.raises(TypeError, match="made by an earlier vmap pass"):
+        bt.vmap(_write_into_the_kept_one, fallback="error")(X)
+    with pytest.warns(bt.PerformanceWarning, match="reruns once per example"):
+        got = bt.vmap(_write_into_the_kept_one)(X)
+    assert_same(got, np.stack([[x.sum(), 0.0] for x in X]))
+    assert type(KEPT[-1]) is not bt.BatchedTensor
+    np.testing.assert_array_equal(np.asarray(KEPT[-1]), [X[-1].sum(), 0.0])  # the loop's
+
+
+def test_site_makers_leave_numpy_as_it_was(library):
+    vectorised(lambda x: library.fill(x), X)
+    assert not bt.vmap(lambda x: np.zeros(3) is np.zeros(3))(X[:1]).any()
+    assert np.zeros is buffers._NUMPY_MAKERS["zeros"] and conversions.pristine()
+    x = np.zeros(3)  # outside a vmap, NumPy's own
+    assert type(x) is np.ndarray
+
+
+def test_maker_sites_on_threads(library):
+    from loop_reference import on_threads
+
+    def run(i):
+        xs = RNG.normal(size=(3, 4)) + i
+        for _ in range(5):
+            got = bt.vmap(lambda x: library.fill(x), fallback="error")(xs)
+            assert_same(got, np.stack([library.fill(x) for x in xs]))
+
+    on_threads(run)
+    assert conversions.pristine()
+
+
+def test_scipy_functions_that_fill_np_zeros_are_vectorised():
+    signal = pytest.importorskip("scipy.signal", reason="SciPy is an optional test dependency")
+    linalg = pytest.importorskip("scipy.linalg")
+    a = RNG.normal(size=(4, 3)) + np.array([3.0, 0.0, 0.0])
+    vectorised(lambda a: linalg.companion(a), a)
+    vectorised(lambda b, a: signal.lfilter_zi(b, a), RNG.normal(size=(4, 3)), a)
+    vectorised(lambda x: signal.welch(x, nperseg=8), RNG.normal(size=(3, 24)))
+
+
+# ---- out[key] += v into a buffer ---------------------------------------------------------------
+def _augmented(x):
+    out = np.zeros((3, 4))
+    out[1] += x              # a row: a view, written in place
+    out[0, 1:3] *= x[:2]
+    out[[2, 2]] -= x         # a fancy read is a copy: stored back once
+    out[1] /= 2.0            # a plain value: the plain operator
+    out[..., 0] **= 2
+    return out
+
+
+def test_augmented_write_into_a_buffer_is_vectorised():
+    vectorised(_augmented, X)
+    for layout in LAYOUTS:
+        xs, in_axes = laid_out(X, layout)
+        vectorised(_augmented, xs, in_axes=in_axes)
+    assert_same(bt.vmap(bt.vmap(_augmented), fallback="error")(X.reshape(5, 1, 4)),
+                loop_vmap(loop_vmap(_augmented))(X.reshape(5, 1, 4)))
+    got = bt.vmap(_augmented, fallback="error")(X[:0])
+    assert got.shape == (0, 3, 4)
+
+
+def _augmented_with_a_view_alive(x):
+    out = np.zeros((3, 4))
+    row = out[1]             # a view that would not see the batched write
+    out[1] += x
+    return out, row
+
+
+def test_augmented_write_with_a_view_alive_reruns():
+    rerun(_augmented_with_a_view_alive, X)
+
+
+# ---- ufunc.at with an index per example ---------------------------------------------------------
+def _at(x, idx):
+    out = np.zeros((5, 2))
+    np.add.at(out, idx, x[:, None])
+    np.multiply.at(out, (idx, idx % 2), 2.0)
+    np.negative.at(out, idx[:2])
+    return out
+
+
+def test_ufunc_at_with_an_index_per_example_is_vectorised():
+    idx = RNG.integers(-5, 5, size=(5, 4))
+    vectorised(_at, X, idx)
+    vectorised(_at, X, idx[0], in_axes=(0, None))
+    vectorised(_at, X.T, idx.T, in_axes=-1)
+    xs = X.copy()
+    xs.flags.writeable = False
+    vectorised(_at, xs, idx)
+    assert_same(bt.vmap(bt.vmap(_at), fallback="error")(X.reshape(5, 1, 4), idx.reshape(5, 1, 4)),
+                loop_vmap(loop_vmap(_at))(X.reshape(5, 1, 4), idx.reshape(5, 1, 4)))
+    with pytest.raises(IndexError, match="index 7 is out of bounds for axis 0 with size 5"):
+        bt.vmap(_at, fallback="error")(X, idx + 3)
+
+
+# ---- decorated functions: the function's own module is the decorated one's ----------------------
+def test_a_decorated_function_makes_buffers_in_its_own_module_and_the_decorators(tmp_path,
+                                                                                monkeypatch):
+    """``module_of`` goes through ``functools.wraps`` to the decorated function (scikit-learn's
+    ``validate_params``, SciPy's ``_axis_nan_policy``): its module's arrays are buffers, and
+    the decorator's module stays swapped as well (``buffers.WholeModule``)."""
+    (tmp_path / "deco_for_buffers.py").write_text(
+        "import functools\n"
+        "import numpy as np\n"
+        "def stacked(func):\n"
+        "    @functools.wraps(func)\n"
+        "    def wrapper(x, *args):\n"
+        "        out = np.empty((2,) + x.shape)  # the decorator's own buffer\n"
+        "        out[0] = x\n"
+        "        out[1] = func(x, *args)\n"
+        "        return out\n"
+        "    return wrapper\n")
+    (tmp_path / "decorated_for_buffers.py").write_text(
+        "import numpy as np\n"
+        "from deco_for_buffers import stacked\n"
+        "@stacked\n"
+        "def counts(x, idx):\n"
+        "    out = np.zeros(x.shape)\n"
+        "    np.add.at(out, idx, x)\n"
+        "    return out\n")
+    monkeypatch.syspath_prepend(str(tmp_path))
+    import deco_for_buffers
+    import decorated_for_buffers as mod
+
+    assert buffers.module_of(mod.counts) is vars(mod)
+    vectorised(mod.counts, X, RNG.integers(0, 4, size=(5, 4)))
+    assert any(type(m) is buffers.WholeModule and m.g is vars(deco_for_buffers)
+               for m in buffers.learnt_modules(mod.counts))
+    assert mod.np is np and deco_for_buffers.np is np and conversions.pristine()

@@ -13,7 +13,7 @@ import pytest
 import batchtensor as bt
 from batchtensor.boxed.loop import reset_warnings
 from batchtensor.masked import BatchedMaskedArray
-from loop_reference import on_threads
+from loop_reference import LAYOUTS, laid_out, on_threads
 
 RNG = np.random.default_rng(23)
 XS = RNG.normal(size=(5, 6))
@@ -553,6 +553,46 @@ def test_array_api_extra_at_set_answers_as_the_examples_do():
 
     vectorised(f, XS)
     vectorised(lambda x: xpx.at(x, x > 1.0).set(0.0), CLEAN)
+
+
+def _clipped_then_set(x):
+    """As SciPy's ``pearsonr`` ends: a reduction's result (a NumPy scalar per example), then
+    ``at(r, cond).set(nan)``, which copies a scalar into a 0-d array and writes into that."""
+    xpx = pytest.importorskip("scipy._lib.array_api_extra", reason="SciPy is not installed")
+    r = np.clip(np.sum(x * x[::-1]) / 10.0, -1.0, 1.0)
+    return xpx.at(r, x[0] > 0).set(np.nan)
+
+
+def test_array_api_extra_at_set_on_a_scalar_per_example_writes_into_a_0d_copy():
+    """``is_writeable_array`` of a NumPy scalar per example is False, as NumPy's scalar
+    answers: ``at`` takes its copy (a writeable 0-d array per example, as the loop's) and
+    writes there, vectorised. A 0-d array per example answers True, as the loop's does."""
+    xpx = pytest.importorskip("scipy._lib.array_api_extra", reason="SciPy is not installed")
+    from scipy._lib.array_api_extra._lib import _at
+
+    xs = RNG.normal(size=(6, 5))
+    for layout in LAYOUTS:  # in_axes=-1, read-only, ...
+        arr, in_axes = laid_out(xs, layout)
+        vectorised(_clipped_then_set, arr, in_axes=in_axes)
+    for n in (0, 1):
+        got = bt.vmap(_clipped_then_set, fallback="error")(xs[:n])
+        assert got.shape == (n,) and got.dtype == np.float64
+        if n:
+            np.testing.assert_array_equal(got, loop(_clipped_then_set, xs[:n]))
+    with warnings.catch_warnings():
+        warnings.simplefilter("error", bt.PerformanceWarning)
+        got = bt.vmap(bt.vmap(_clipped_then_set), fallback="error")(xs.reshape(2, 3, 5))
+    np.testing.assert_array_equal(got, np.stack([loop(_clipped_then_set, r)
+                                                 for r in xs.reshape(2, 3, 5)]))
+
+    def answers(x):
+        s = np.sum(x)
+        a = np.asarray(s)
+        assert not _at.is_writeable_array(s) and _at.is_writeable_array(a)
+        assert xpx.at(a, x[0] > 0).set(0.0) is a  # in place, as in the loop's example
+        return a
+
+    vectorised(answers, xs)
 
 
 # ---- what the adversarial generator found (tests/test_adversarial_found.py for the others) ----

@@ -11,8 +11,8 @@ from ..errors import unbatched_out_error
 from ..plumbing import innermost, scan_level, unwrap, wrap
 from ..registry import RECORDERS, Path, op_name, record, slots
 from ..tensor import is_plain_array
-from ..rules._helpers import (NoValue, dry_run, ensure_bdim, logical_rank, move_bdim_to_front,
-                              pad_to_rank, physical_axis, require, wrap_axis)
+from ..rules._helpers import (NoValue, as_array, dry_run, ensure_bdim, logical_rank,
+                              move_bdim_to_front, pad_to_rank, physical_axis, require, wrap_axis)
 from .reduction import REDUCE, SCAN, reduce_physical
 
 __all__ = ["UFUNC_METHODS"]
@@ -106,8 +106,7 @@ def _outer(ufunc, inputs, kwargs):
     out = kw.pop("out", None)
     (a, ab), (b, bb) = (unwrap(x, level) for x in inputs)
     # outer converts its operands to arrays: a Python scalar is not weak here.
-    a = a if hasattr(a, "ndim") else np.asarray(a)
-    b = b if hasattr(b, "ndim") else np.asarray(b)
+    a, b = as_array(a, b if hasattr(b, "ndim") else None), as_array(b, a)
     ra, rb = logical_rank(a, ab), logical_rank(b, bb)
     # Example shapes (*sa) and (*sb) give (*sa, *sb): lay a out as (B, *sa, 1...) and b as
     # (B, 1..., *sb); an unbatched operand broadcasts right-aligned as it is.
@@ -169,8 +168,10 @@ def _at(ufunc, inputs, kwargs):
     x, xb = unwrap(a, level)
     if xb is None:
         raise unbatched_out_error(name, f"`a` (the array {name} writes in place)")
-    require(scan_level(indices) is None, f"{name}: batched indices")
     x = move_bdim_to_front(x, xb)
+    if scan_level(indices) is level:
+        return _at_batched_indices(op, name, level, x, indices, inputs)
+    require(scan_level(indices) is None, f"{name}: batched indices")
     idx = indices if isinstance(indices, tuple) else (indices,)
     kinds = [_index_kind(i) for i in idx]
     require("other" not in kinds, f"{name}: an index with None, a bool or an unknown type")
@@ -207,6 +208,62 @@ def _at(ufunc, inputs, kwargs):
                 consumed = sum(_consumed(idx[k]) for k in adv)
                 n_adv = len(region) - (len(example.shape) - consumed)
                 bv = np.moveaxis(bv, 0, n_adv)
+        args.append(bv)
+    op(*args)
+    return None
+
+
+def _at_batched_indices(op, name: str, level, x, indices, inputs) -> None:
+    """``ufunc.at(a, idx, b)`` with index arrays that differ per example (``a`` batched, its
+    batch axis in front): integer arrays only, one per leading axis of the example (each
+    example's own, or one for all). The batch axis becomes one more index array, so one
+    unbuffered call writes every example's elements (repeated indices add up, as in each
+    example's call)."""
+    parts = indices if isinstance(indices, tuple) else (indices,)
+    require(0 < len(parts) <= x.ndim - 1, f"{name}: more indices than the example's axes")
+    phys = innermost(x)
+    if type(phys) is np.ndarray and not phys.flags.writeable:
+        # NumPy's error for a read-only target (NumPy 2.4 writes into a 1-d one where every
+        # index picks one element, a NumPy bug; vmap refuses it, as for a plain index)
+        raise ValueError("operand array with iterator write flag set is read-only")
+    found, shapes = [], []
+    for j, p in enumerate(parts):
+        v, b = unwrap(p, level)
+        if b is None and isinstance(v, list):
+            v = np.asarray(v)  # a host-side index list
+        require(hasattr(v, "dtype") and v.dtype.kind in "iu",
+                f"{name}: a batched index beside slices, masks or scalars")
+        if b is not None:
+            v = move_bdim_to_front(v, b)
+        shapes.append(tuple(v.shape[1:] if b is not None else v.shape))
+        n = x.shape[1 + j]
+        if type(v) is np.ndarray and v.size:  # NumPy's error, with the example's axis
+            lo, hi = int(v.min()), int(v.max())
+            if hi >= n or lo < -n:
+                raise IndexError(f"index {hi if hi >= n else lo} is out of bounds for axis "
+                                 f"{j} with size {n}")
+        found.append((v, b))
+    try:
+        bshape = np.broadcast_shapes(*shapes)
+    except ValueError:
+        require(False, f"{name}: index arrays that do not broadcast together")
+    region = bshape + tuple(x.shape[1 + len(parts):])  # one example's a[idx]
+    size = x.shape[0]
+    rows = np.arange(size, like=phys).reshape((size,) + (1,) * len(bshape))
+    args = [x, (rows,) + tuple(pad_to_rank(v, len(bshape)) if b is not None else v
+                               for v, b in found)]
+    if len(inputs) == 3:
+        bv, bb = unwrap(inputs[2], level)
+        if bb is not None:
+            bv = move_bdim_to_front(bv, bb)
+        shape = tuple(np.shape(bv)[1:] if bb is not None else np.shape(bv))
+        try:
+            ok = np.broadcast_shapes(shape, region) == region
+        except ValueError:
+            ok = False
+        require(ok, f"{name}: values that do not broadcast to a[idx]")
+        if bb is not None:
+            bv = pad_to_rank(bv, len(region))
         args.append(bv)
     op(*args)
     return None

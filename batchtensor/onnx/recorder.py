@@ -32,7 +32,7 @@ import numpy as np
 from numpy.lib.mixins import NDArrayOperatorsMixin
 
 from ..foreign import ONNX_LOWERINGS
-from ..registry import op_name, register_physical_type
+from ..registry import ALIASES, op_name, register_physical_type
 from ..tensor import (BatchedTensor, ints_or_sequence, ndarray_astype, ndarray_fill,
                       ndarray_transpose)
 from .errors import BatchSizeLeakError, ExportError, UnsupportedOpError
@@ -244,6 +244,9 @@ class TArray(NDArrayOperatorsMixin):
         for t in types:
             if t is not TArray and not issubclass(t, np.ndarray):
                 return NotImplemented
+        # NumPy's like= path looks the function up in ``numpy`` by name: while a vmap runs that
+        # may be batchtensor's stand-in for it (``registry.ALIASES``), recorded as NumPy's
+        func = ALIASES.get(func, func)
         meta = _META.get(func)
         if meta is not None:
             return meta(func, args, kwargs)
