@@ -239,6 +239,43 @@ class VmapFunction:
     def _run(self, leaves: Sequence[Any], axes: list[Any], treedef: TreeDef | None,
              kwargs: dict[str, Any], size: int, offset: int = 0,
              chunks: list[bool] | None = None, report: list[Any] | None = None) -> Any:
+        """``_run_pass``, watching the unmapped arguments that no read-only view can guard.
+
+        CuPy has no read-only arrays, so a write into an unmapped CuPy argument (``acc += 1``:
+        nothing batched, so nothing reaches batchtensor) would happen once where the loop
+        writes once per example. Such arguments are copied first; where the pass changed one,
+        it is put back and ``f`` runs once per example, writing as the loop writes (or the
+        clear error with ``fallback="error"``). An error puts them back too, as the read-only
+        views leave NumPy arguments untouched."""
+        snapshots = _foreign_snapshots(leaves, axes) if None in axes else ()
+        if not snapshots:
+            return self._run_pass(leaves, axes, treedef, kwargs, size, offset, chunks, report)
+        tick = session_tick()
+        report = [] if report is None else report
+        try:
+            out = self._run_pass(leaves, axes, treedef, kwargs, size, offset, chunks, report)
+        except BaseException:
+            _put_back(leaves, snapshots)
+            raise
+        written = [j for j, before in snapshots if not _same_values(leaves[j], before)]
+        if not written:
+            return out
+        _put_back(leaves, snapshots)
+        if report and isinstance(report[0], Level):
+            restore_inputs(report[0])
+            resume_session(report[0])
+        leaf = leaves[written[0]]
+        e = BatchingError(f"vmap({_func_name(self.func)}): the function wrote into an argument "
+                          f"that is not mapped (a {type(leaf).__module__.split('.')[0]} array "
+                          f"of shape {tuple(leaf.shape)}), which the loop does once per example")
+        with random_scope() as scope:
+            scope.start = tick
+            return self._loop_for_unmapped_writes(leaves, axes, treedef, kwargs, size, offset,
+                                                  e, scope, None)
+
+    def _run_pass(self, leaves: Sequence[Any], axes: list[Any], treedef: TreeDef | None,
+                  kwargs: dict[str, Any], size: int, offset: int = 0,
+                  chunks: list[bool] | None = None, report: list[Any] | None = None) -> Any:
         """One vectorised pass over ``size`` examples; where only a per-example run can give
         the loop's result past some point of ``f`` (``errors.rerun_reason``), the whole
         function reruns once per example (unless ``fallback="error"``).
@@ -274,6 +311,13 @@ class VmapFunction:
                                                    first), guarded, leaves, axes)
                 first.append(True)
                 return out
+            except SharedWriteError as e:
+                # out= / np.copyto / ufunc.at into an array a module f calls made: learnt as
+                # an `out[i] = x` into it is (buffers.learn_from), else the clear error
+                if first and buffers.learn_from(e, self._learnt, self._module):
+                    return self._again(first[0], tick, leaves, axes, treedef, kwargs, size,
+                                       offset, chunks)
+                raise
             except (ValueError, TypeError) as e:
                 if first and _is_conversion(e) and \
                         buffers.learn_from(e, self._learnt, self._module):
@@ -315,7 +359,7 @@ class VmapFunction:
                                          f"{type(e).__name__} on a batched value or a buffer"), True
             if not (ours or guard_hit) or (ours and size == 0):
                 raise
-            if ours and first and _is_conversion(e) and \
+            if ours and first and (_is_conversion(e) or type(e) is SharedWriteError) and \
                     buffers.learn_from(e, self._learnt, self._module):
                 # a module the function calls converts through a name it bound at import: a
                 # new pass swaps that name too
@@ -972,12 +1016,17 @@ def _into_shared_state(e: BaseException, func: Any, leaves: Sequence[Any], axes:
     module's globals. The loop would overwrite it example after example, which is almost
     always a mistake: it gets the clear error. An array made during the call (by library code
     vmap cannot see) is per example, as in the loop: that write reruns the function."""
-    targets = [t for t in map(_innermost, _written(e)) if isinstance(t, np.ndarray)]
+    targets = [t for t in map(_innermost, _written(e)) if _is_physical(t)]
     if not targets:
         return False
     shared = [_innermost(x) for x, ax in zip(leaves, axes) if ax is None] + _reachable(func)
-    arrays = [a for a in map(_innermost, shared) if isinstance(a, np.ndarray)]
+    arrays = [a for a in map(_innermost, shared) if _is_physical(a)]
     return any(_overlap(t, a) for t in targets for a in arrays)
+
+
+def _is_physical(x: Any) -> bool:
+    """A NumPy array (or a subclass's), a CuPy array or another registered backend's."""
+    return isinstance(x, np.ndarray) or is_physical_type(type(x))
 
 
 def _reachable(func: Any, named_only: bool = False) -> list[Any]:
@@ -1138,8 +1187,12 @@ def _written(e: BaseException) -> tuple[Any, ...]:
 
 def _overlap(a: NDArray[Any], b: NDArray[Any]) -> bool:
     """Whether ``a`` and ``b`` share memory; where the exact answer is too costly, yes."""
+    if type(a) is not type(b) and not (isinstance(a, np.ndarray) and isinstance(b, np.ndarray)):
+        return False  # (different backends: different memories)
     if not np.may_share_memory(a, b):
         return False
+    if not isinstance(a, np.ndarray):
+        return True  # (another backend's bounds: may share is shares)
     try:
         # (NumPy's stubs allow -1 and 0 only, the function any bound; the stubs differ between
         # NumPy versions: unused-ignore)
@@ -1302,6 +1355,28 @@ def _synced(out: Any, guarded: Sequence[Any], leaves: Sequence[Any], axes: list[
     return out
 
 
+def _foreign_snapshots(leaves: Sequence[Any], axes: list[Any]) -> list[tuple[int, Any]]:
+    """Copies of the unmapped arguments of a backend without read-only arrays (CuPy), for
+    ``VmapFunction._run`` to tell whether the pass wrote into them."""
+    return [(j, leaf.copy()) for j, (leaf, ax) in enumerate(zip(leaves, axes))
+            if ax is None and type(leaf) is not np.ndarray and is_physical_type(type(leaf))
+            and not type(leaf).__module__.startswith("batchtensor.")]
+
+
+def _same_values(a: Any, b: Any) -> bool:
+    """Whether ``a`` holds ``b``'s values (NaN where ``b`` has NaN); False where that cannot
+    be told, which sends the call down the per-example path that is always right."""
+    try:
+        return bool(np.array_equal(a, b, equal_nan=a.dtype.kind in "fcmM"))  # (NaT too)
+    except Exception:  # noqa: BLE001 -- (a dtype without ==)
+        return False
+
+
+def _put_back(leaves: Sequence[Any], snapshots: list[tuple[int, Any]]) -> None:
+    for j, before in snapshots:
+        np.copyto(leaves[j], before)
+
+
 def _read_only(leaf: Any) -> Any:
     """A read-only view of a writeable NumPy argument that is not mapped, for a pass that may
     be rerun."""
@@ -1461,7 +1536,7 @@ def vmap(func: Callable[..., Any] | None = None, in_axes: Any = 0, out_axes: Any
     - ``axis_size``: the batch size when no argument is mapped.
     - ``chunk_size``: run at most that many examples at a time and join the results (less
       memory, same result, randomness included); None runs one pass. ``"auto"`` (default):
-      where the mapped inputs take 1 MiB or more, a first chunk of a few examples measures
+      where the mapped inputs take 8 MiB or more, a first chunk of a few examples measures
       what ``f`` allocates per example, and the rest runs in chunks that stay within
       ``max_memory``; and examples of 64 KiB to 1 MiB run in chunks of about 2 MiB of mapped
       input (an L2 cache), where the plain loop beats one vectorised pass because each

@@ -237,7 +237,7 @@ def note_write(level: Level, phys) -> None:
 def restore_inputs(level: Level) -> None:
     """Put back the caller's values of the inputs ``level``'s pass wrote into."""
     for x, before in (level.saved or {}).values():
-        if x.flags.writeable:
+        if getattr(x.flags, "writeable", True):  # (CuPy's flags have no writeable)
             x[...] = before
     level.saved = None
 

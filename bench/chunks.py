@@ -107,8 +107,8 @@ def main(argv: list[str] | None = None) -> None:
                                      formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--only", choices=["memory", "executor"])
     parser.add_argument("--repeat", type=int, default=5)
-    parser.add_argument("--batch", type=int, default=2000)
-    parser.add_argument("--n", type=int, default=400)
+    parser.add_argument("--batch", type=int, default=5000)
+    parser.add_argument("--n", type=int, default=256)
     a = parser.parse_args(argv)
     if a.only in (None, "memory"):
         memory(a.repeat, a.batch, a.n)

@@ -5,8 +5,16 @@ examples) and "compute" (batch 64, large examples) — every method is run in on
 interleaved round by round (these machines drift up to 2.5x within a minute), and each cell is
 the median time with its ratio to the best NumPy-only strategy (loop, hand-vectorised or
 np.vectorize). Every method's result is checked against the loop before anything is timed.
+The bt.vmap column is its default (``chunk_size="auto"``: cache-sized chunks for examples of
+64 KiB to 1 MiB, memory-sized ones from 8 MiB of inputs); the next one runs one pass.
 torch.func.vmap and eager jax.vmap columns appear when torch / jax are installed
 (``pip install -e ".[bench]"``).
+
+After the table, each bt.vmap cell against its target (≤ 1.5× the best NumPy-only strategy
+dispatch-bound, ≤ 1.2× compute-bound; faster than torch.func.vmap where torch calls the same
+kernel library as NumPy), and the workloads with a NumPy batched call of their op (the solves:
+``np.linalg.solve`` on ``[B, n, n]``) against that call too (target ≤ 1.1× of it), with the
+BLAS / LAPACK library each of NumPy and torch calls.
 
     python bench/run.py [--regime dispatch|compute|both] [--only NAME ...] [--repeat 7]
                         [--json FILE]
@@ -78,7 +86,7 @@ def _vectorize(w, args, axes, regime):
     return lambda: f(*args)
 
 
-def _bt(w, args, axes, chunk_size=None):
+def _bt(w, args, axes, chunk_size="auto"):
     if axes == "nested":
         # a user asking for chunking asks it of both levels
         inner = bt.vmap(w.per_example, (None, 0), chunk_size=chunk_size)
@@ -117,12 +125,56 @@ def methods_for(w, regime, rng):
         "loop": lambda: _loop(w, args, axes),
         "vectorised": lambda: w.vectorised(*args),
         "np.vectorize": _vectorize(w, args, axes, regime),
-        "bt.vmap": _bt(w, args, axes),
-        "bt.vmap (chunk_size='auto')": _bt(w, args, axes, "auto"),
+        "bt.vmap": _bt(w, args, axes),  # the default: chunk_size="auto"
+        "bt.vmap (chunk_size=None)": _bt(w, args, axes, None),
         "torch.func.vmap": _torch(w, args, axes),
         "jax.vmap (eager)": _jax(w, args, axes),
     }
     return {k: v for k, v in ms.items() if v is not None}, _loop(w, args, axes)
+
+
+#: the targets of the speed issue: bt.vmap at most this many times the best NumPy-only strategy
+TARGET = {"dispatch": 1.5, "compute": 1.2}
+#: ... and at most this many times NumPy's own batched call of the op, where there is one
+BATCHED_TARGET = 1.1
+
+
+def _numpy_library(family: str) -> str | None:
+    try:
+        deps = np.show_config(mode="dicts")["Build Dependencies"]
+        return deps[family]["name"]
+    except Exception:  # (a NumPy without the dict form, or built without it)
+        return None
+
+
+def _torch_library(family: str) -> str | None:
+    if torch is None:
+        return None
+    m = re.search(rf"{family.upper()}_INFO=(\w+)", torch.__config__.show())
+    return m.group(1) if m else None
+
+
+def kernel_libraries() -> dict:
+    """``{family: {"numpy": library, "torch": library}}`` for "blas" and "lapack": what each
+    links for GEMM / GEMV and for the factorisations (names as their build reports them)."""
+    return {f: {"numpy": _numpy_library(f), "torch": _torch_library(f)}
+            for f in ("blas", "lapack")}
+
+
+def _same_library(numpy_lib: str | None, torch_lib: str | None) -> bool | None:
+    if numpy_lib is None or torch_lib is None:
+        return None
+    norm = [re.sub(r"^scipy[-_]", "", x.lower()) for x in (numpy_lib, torch_lib)]
+    return norm[0] == norm[1]
+
+
+def torch_library_differs(w, libs: dict) -> bool | None:
+    """Whether torch calls another kernel library than NumPy for ``w``'s heavy call (None:
+    unknown; False also for workloads without such a call: both run their own loops)."""
+    if w.kernel is None:
+        return False
+    same = _same_library(libs[w.kernel]["numpy"], libs[w.kernel]["torch"])
+    return None if same is None else not same
 
 
 # ---- timing -------------------------------------------------------------------------------------
@@ -164,9 +216,13 @@ def run_one(w, regime, repeat, rng) -> dict:
             samples[name].append((time.perf_counter() - t0) / n)
     med = {k: statistics.median(v) for k, v in samples.items()}
     best = min(med[k] for k in NUMPY_ONLY if k in med)
-    return {"workload": w.name, "regime": regime, "median_s": med,
-            "ratio": {k: v / best for k, v in med.items()},
-            "best_numpy": min((k for k in NUMPY_ONLY if k in med), key=med.get)}
+    out = {"workload": w.name, "regime": regime, "median_s": med,
+           "ratio": {k: v / best for k, v in med.items()},
+           "best_numpy": min((k for k in NUMPY_ONLY if k in med), key=med.get)}
+    if w.numpy_batched is not None:  # NumPy's own batched call of the op: a second reference
+        ref = med[w.numpy_batched]
+        out["ratio_to_numpy_batched"] = {k: v / ref for k, v in med.items()}
+    return out
 
 
 def _fmt(t: float) -> str:
@@ -192,7 +248,7 @@ def main(argv=None) -> int:
             results.append(run_one(w, regime, a.repeat, rng))
             print(f"  done {w.name} / {regime}", file=sys.stderr)
     cols = [c for c in ("loop", "vectorised", "np.vectorize", "bt.vmap",
-                        "bt.vmap (chunk_size='auto')", "torch.func.vmap", "jax.vmap (eager)")
+                        "bt.vmap (chunk_size=None)", "torch.func.vmap", "jax.vmap (eager)")
             if any(c in r["median_s"] for r in results)]
     print(f"median time (ratio to the best NumPy-only strategy), {a.repeat} interleaved "
           f"repeats, float64\n")
@@ -208,9 +264,68 @@ def main(argv=None) -> int:
             cells.append(f"**{cell}**" if c == r["best_numpy"] else cell)
         print(f"| {r['workload']} | {r['regime']} | " + " | ".join(cells) + " |")
     print("\n**bold**: the best NumPy-only strategy (the 1.00× reference).")
+    libs = kernel_libraries()
+    by_name = {w.name: w for w in WORKLOADS}
+    for r in results:
+        r["torch_library_differs"] = torch_library_differs(by_name[r["workload"]], libs)
+    print(targets_table(results, libs))
+    batched = [r for r in results if "ratio_to_numpy_batched" in r]
+    if batched:
+        print(batched_table(batched, by_name, libs))
     if a.json:
-        Path(a.json).write_text(json.dumps(results, indent=2))
+        Path(a.json).write_text(json.dumps({"results": results, "kernel_libraries": libs},
+                                           indent=2))
     return 0
+
+
+def _mark(ok: bool | None) -> str:
+    return "—" if ok is None else ("yes" if ok else "**no**")
+
+
+def targets_table(results: list, libs: dict) -> str:
+    """Each bt.vmap cell against the targets (``TARGET``, and torch.func.vmap's time)."""
+    lines = ["\nbt.vmap against the targets (dispatch ≤ 1.5×, compute ≤ 1.2× the best NumPy-only "
+             "strategy; faster than torch.func.vmap where torch calls NumPy's kernel library)\n",
+             "| workload | regime | bt.vmap | target met | torch.func.vmap | faster than torch "
+             "| torch's kernel library differs |",
+             "|---|---|---|---|---|---|---|"]
+    for r in results:
+        bt_ratio = r["ratio"]["bt.vmap"]
+        torch_ratio = r["ratio"].get("torch.func.vmap")
+        differs = r.get("torch_library_differs")
+        faster = None if torch_ratio is None else bt_ratio < torch_ratio
+        lines.append(
+            f"| {r['workload']} | {r['regime']} | {bt_ratio:.2f}× | "
+            f"{_mark(bt_ratio <= TARGET[r['regime']])} | "
+            + ("—" if torch_ratio is None else f"{torch_ratio:.2f}×")
+            + f" | {_mark(faster) if not differs else ('yes' if faster else 'no (exempt)')} | "
+            + ("—" if differs is None else ("yes" if differs else "no")) + " |")
+    found = ", ".join(f"{f}: NumPy {v['numpy'] or '?'}, torch {v['torch'] or '?'}"
+                      for f, v in libs.items())
+    lines.append(f"\nkernel libraries ({found}); the elementwise, reduction, sort and "
+                 f"convolution workloads run each library's own loops.")
+    return "\n".join(lines)
+
+
+def batched_table(results: list, by_name: dict, libs: dict) -> str:
+    """The workloads whose op NumPy runs batched itself (the solves): each method against that
+    call (target ≤ ``BATCHED_TARGET``) and against the best NumPy-only strategy."""
+    lines = [f"\nagainst NumPy's own batched call of the op (np.linalg.solve on [B, n, n]; "
+             f"target ≤ {BATCHED_TARGET}×) and against the best NumPy-only strategy\n",
+             "| workload | regime | bt.vmap / batched call | bt.vmap / best NumPy-only | "
+             "target met | torch.func.vmap / batched call | torch's library |",
+             "|---|---|---|---|---|---|---|"]
+    for r in results:
+        w = by_name[r["workload"]]
+        rb = r["ratio_to_numpy_batched"]
+        torch_b = rb.get("torch.func.vmap")
+        lib = libs[w.kernel] if w.kernel else {"numpy": None, "torch": None}
+        lines.append(
+            f"| {r['workload']} | {r['regime']} | {rb['bt.vmap']:.2f}× | "
+            f"{r['ratio']['bt.vmap']:.2f}× | {_mark(rb['bt.vmap'] <= BATCHED_TARGET)} | "
+            + ("—" if torch_b is None else f"{torch_b:.2f}×")
+            + f" | {lib['torch'] or '?'} (NumPy: {lib['numpy'] or '?'}) |")
+    return "\n".join(lines)
 
 
 if __name__ == "__main__":

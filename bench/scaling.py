@@ -1,7 +1,8 @@
 """Scaling: speed-up over the per-example loop against the batch size, for every workload.
 
 The workloads and methods are bench/run.py's (bench/workloads.py: loop, hand-vectorised,
-np.vectorize, bt.vmap, bt.vmap with chunk_size="auto", and torch.func.vmap / eager jax.vmap
+np.vectorize, bt.vmap (its default, chunk_size="auto"), bt.vmap in one pass (chunk_size=None),
+and torch.func.vmap / eager jax.vmap
 when installed). Each workload's inputs are made once, at the size its regime makes, and cut
 to every batch size of the sweep (the mapped arguments' first examples; a batch larger than
 that repeats them). Nested pairwise distances count pairs: batch size B maps sqrt(B) rows of
@@ -13,9 +14,9 @@ up to 2.5x within a minute).
 
 The "dispatch" regime (tiny examples, the per-op overhead dominates; default sizes 1, 4, 16,
 64, 256, 1024) is the one where a vmap has most to win; "compute" (large examples; sizes 1,
-4, 16, 64) shows where the arithmetic dominates. chunk_size="auto" is timed and kept in the
+4, 16, 64) shows where the arithmetic dominates. chunk_size=None is timed and kept in the
 JSON but left out of the table and plot (on tiny examples it runs the same single pass as
-bt.vmap).
+the default).
 
     python bench/scaling.py [--regime dispatch|compute] [--sizes 1 4 16 64 256 1024]
                             [--only NAME ...] [--repeat 5] [--json FILE] [--png FILE]

@@ -277,15 +277,18 @@ def test_chunk_size_auto_splits_only_large_examples():
     np.testing.assert_allclose(bt.vmap(f, chunk_size="auto")(small), np.tanh(small).sum(-1))
     assert len(calls) == 1  # small examples: one vectorised pass
     calls.clear()
-    # 640 KB per example: 3 per ~2 MiB chunk, after a first chunk of one example that measures
-    # the memory (the inputs take more than 1 MiB)
+    # 640 KB per example: 3 per ~2 MiB chunk (the inputs, under 8 MiB, are not measured)
     large = rng.normal(size=(6, 2, 40_000))
     np.testing.assert_allclose(bt.vmap(f, chunk_size="auto")(large), np.tanh(large).sum(-1))
-    assert calls == [(2, 40_000)] * 3
+    assert len(calls) == 2
     calls.clear()
-    # 1.25 MiB per example: not two per chunk; after the measured example, one pass
-    huge = rng.normal(size=(3, 2, 80_000))
+    huge = rng.normal(size=(3, 2, 80_000))  # 1.25 MiB per example: not two per chunk, one pass
     np.testing.assert_allclose(bt.vmap(f, chunk_size="auto")(huge), np.tanh(huge).sum(-1))
+    assert len(calls) == 1
+    calls.clear()
+    # from 8 MiB of inputs a first chunk measures what an example allocates
+    many = rng.normal(size=(9, 2, 80_000))
+    np.testing.assert_allclose(bt.vmap(f, chunk_size="auto")(many), np.tanh(many).sum(-1))
     assert len(calls) == 2
     calls.clear()
     np.testing.assert_allclose(bt.vmap(f, chunk_size=None)(huge), np.tanh(huge).sum(-1))
@@ -306,17 +309,13 @@ def test_chunk_size_auto_inside_an_outer_vmap_counts_the_outer_examples():
 
     a, b = rng.normal(size=(64, 4096)), rng.normal(size=(64, 4096))
     inner = bt.vmap(dist, (None, 0), chunk_size="auto")
-    # (the outer level in one pass: with "auto" it would first measure one outer example's
-    # memory, its inputs taking 2 MiB, test_chunking.py)
-    got = bt.vmap(inner, (0, None), chunk_size=None)(a, b)
-    assert len(calls) == 64  # the inner level ran 64 chunks
+    got = bt.vmap(inner, (0, None), chunk_size="auto")(a, b)
+    assert len(calls) == 64  # the outer level did not chunk; the inner one ran 64 chunks
     want = np.stack([np.stack([dist(u, v) for v in b]) for u in a])
     np.testing.assert_array_equal(got, want)
     calls.clear()
     bt.vmap(dist, (None, 0), chunk_size="auto")(a[0], b)
-    # without an outer vmap, a 32 KiB example is not cache-chunked: a first example measures
-    # the memory (b takes 2 MiB), then the rest runs in one pass
-    assert len(calls) == 2
+    assert len(calls) == 1  # without an outer vmap, a 32 KiB example is not chunked
     calls.clear()
     small = rng.normal(size=(4, 8))  # 4 outer examples x 64 B: too small to chunk
     bt.vmap(bt.vmap(dist, (None, 0), chunk_size="auto"), (0, None))(small, small)

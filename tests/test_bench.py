@@ -26,7 +26,7 @@ from workloads import WORKLOADS, make_rk4  # noqa: E402
 @pytest.mark.parametrize("w", WORKLOADS, ids=lambda w: w.name)
 def test_every_method_matches_the_loop(w, regime):
     methods, want = run.methods_for(w, regime, np.random.default_rng(0))
-    assert {"loop", "vectorised", "bt.vmap", "bt.vmap (chunk_size='auto')"} <= set(methods)
+    assert {"loop", "vectorised", "bt.vmap", "bt.vmap (chunk_size=None)"} <= set(methods)
     assert "torch.func.vmap" not in methods  # the peers stay unloaded in tests
     with warnings.catch_warnings():
         warnings.simplefilter("error", bt.PerformanceWarning)  # as bench/run.py: no loop fallback
