@@ -173,3 +173,21 @@ def test_batch_size_zero_gives_the_examples_shape_and_dtype(op):
                     one if isinstance(one, tuple) else (one,)):
         w = np.asarray(w)
         assert g.shape == (0,) + w.shape and g.dtype == w.dtype
+
+
+@pytest.mark.parametrize("op", [np.percentile, np.quantile])
+@pytest.mark.parametrize("method", ["linear", "hazen", "nearest"])
+@pytest.mark.parametrize("q_dtype", [np.float64, np.float32])
+def test_batched_q_gives_the_loops_dtype_on_this_numpy(op, method, q_dtype):
+    """A batched q runs NumPy's formulas in the rule; whether NumPy's own result keeps a
+    float32 sample's dtype with a float64 q differs between NumPy releases (2.4.0 keeps it,
+    2.4.6 promotes): the rule asks NumPy, so the dtype is the loop's on every release."""
+    rng = np.random.default_rng(3)
+    xs = rng.normal(size=(4, 3, 5)).astype(np.float32)
+    scale = 100 if op is np.percentile else 1
+    qs = (rng.uniform(0, 1, size=(4, 2)) * scale).astype(q_dtype)
+    f = lambda x, q: op(x, q, axis=-1, method=method)  # noqa: E731
+    want = np.stack([f(x, q) for x, q in zip(xs, qs)])
+    got = bt.vmap(f)(xs, qs)
+    assert got.dtype == want.dtype and got.shape == want.shape
+    np.testing.assert_allclose(got, want, rtol=1e-6)

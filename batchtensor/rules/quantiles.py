@@ -224,6 +224,13 @@ def _quantile_like(op, scale: float, nan: bool):
             res = _batched_q_weighted(xs, np.reshape(ws, lanes), qv)
         else:
             res = _batched_q_quantile(np.sort(xs, axis=-1), qv, method)
+            # NumPy's formulas promote a float32 sample with a float64 q; whether NumPy's own
+            # result keeps float32 differs between its releases (2.4.0 promotes its formulas
+            # too, later ones keep it): one example's dtype, from NumPy itself
+            one = dry_run(op, (1,) * nd, x.dtype, np.full(small(qv.shape[1:]), 0.5 * scale,
+                                                          dtype=qv.dtype), method=method)
+            if res.dtype != one.dtype:
+                res = res.astype(one.dtype)
         if truthy(keepdims):
             nq = qv.ndim - 1
             res = np.reshape(res, res.shape[:1 + nq]
