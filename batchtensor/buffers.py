@@ -1092,6 +1092,8 @@ def _maker_call(instrs: list, k: int, numpy_names: set) -> int | None:
             j -= 1
     except ValueError:
         return None
+    if j >= 1 and instrs[j][0] == "PUSH_NULL":  # (Python 3.13: after the callable's load)
+        j -= 1
     if need != 0 or j < 1:
         return None
     load, module = instrs[j], instrs[j - 1]
