@@ -887,24 +887,6 @@ class VmapFunction:
             joined.add(out, a, b)
             bar.update(b, b - a, time.perf_counter() - began)
 
-    def _join(self, results: list[Any]) -> Any:
-        """The outputs of consecutive runs over parts of the batch, concatenated along their
-        out axes (an ``out_axes=None`` output is the first run's)."""
-        outs, td = flatten(results[0])
-        columns = []
-        for r in results:
-            leaves = flatten_as(r, td)  # (a dict's values by key)
-            if leaves is None:
-                raise _Unstackable(_DIFFERENT_STRUCTURES)
-            columns.append(leaves)
-        oaxes = _leaf_out_axes(self.out_axes, results[0], len(outs))
-        joined = []
-        for j, ax in enumerate(oaxes):
-            if ax is None:
-                joined.append(outs[j])
-            else:
-                joined.append(_concatenate([col[j] for col in columns], ax))
-        return unflatten(td, joined)
 
 
 _DIFFERENT_STRUCTURES = ("vmap: the parts of the batch return results of different structures "
