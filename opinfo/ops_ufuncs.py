@@ -362,10 +362,34 @@ def _at_samples(rng, dtype):
 
 
 def _at_batched_index(rng, dtype):
-    yield SampleInput((make_array(rng, (5,), dtype), rng.integers(0, 5, size=4),
-                       make_array(rng, (4,), dtype)), {}, "batched indices",
-                      loop_reason="ufunc.at with batched indices: each example scatters into "
-                                  "its own positions (data-dependent), done per example")
+    # ndarray indices are mapped by the sweep: each example scatters into its own positions.
+    def a(shape):
+        return make_array(rng, shape, dtype)
+
+    yield SampleInput((a((5,)), rng.integers(0, 5, size=4), a((4,))), {}, "batched indices")
+    yield SampleInput((a((5,)), np.array([0, 4, 4, -1, -5, 2]), a((6,))), {},
+                      "repeated and negative indices")
+    yield SampleInput((a((5,)), rng.integers(-5, 5, size=3), a(())), {}, "0-d b")
+    yield SampleInput((a((4, 3)), rng.integers(0, 4, size=5), a((5, 3))), {},
+                      "rows of a 2-d target")
+    yield SampleInput((a((4, 3)), rng.integers(0, 4, size=5), a((3,))), {},
+                      "rows, b broadcasts")
+    yield SampleInput((a((5,)), np.zeros(0, dtype=np.intp), a((0,))), {}, "empty index")
+
+
+def _at_pair(a, i, j, b):
+    np.add.at(a, (i, j), b)
+    return a
+
+
+def _at_pair_samples(rng, dtype):
+    def a(shape):
+        return make_array(rng, shape, dtype)
+
+    yield SampleInput((a((4, 3)), rng.integers(0, 4, size=5), rng.integers(-3, 3, size=5),
+                       a((5,))), {}, "two index arrays")
+    yield SampleInput((a((4, 3, 2)), rng.integers(0, 4, size=(2, 3)), rng.integers(0, 3, size=3),
+                       a((2,))), {}, "index arrays that broadcast, b broadcasts")
 
 
 def _at_op(uf):
@@ -398,6 +422,10 @@ def _method_ops():
                       "rule", covers=np.negative.at, inplace=0))
     ops.append(OpInfo("add.at.batched_indices", _at_op(np.add), _at_batched_index, "rule",
                       covers=np.add.at, inplace=0))
+    # NumPy's dispatcher does not look into the index tuple: with only i and j batched, the
+    # plain ufunc.at converts them (the clear error), as the OpInfo's undispatched says.
+    ops.append(OpInfo("add.at.batched_index_pair", _at_pair, _at_pair_samples, "rule",
+                      covers=np.add.at, inplace=0, undispatched=(1, 2)))
     return ops
 
 

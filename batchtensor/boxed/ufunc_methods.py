@@ -10,7 +10,7 @@ import numpy as np
 from ..errors import unbatched_out_error
 from ..plumbing import innermost, scan_level, unwrap, wrap
 from ..registry import RECORDERS, Path, op_name, record, slots
-from ..tensor import is_plain_array
+from ..tensor import BatchedTensor, is_plain_array
 from ..rules._helpers import (NoValue, as_array, dry_run, ensure_bdim, logical_rank,
                               move_bdim_to_front, pad_to_rank, physical_axis, require, wrap_axis)
 from .reduction import REDUCE, SCAN, reduce_physical
@@ -149,6 +149,9 @@ def _index_kind(i) -> str:
         return "ellipsis"
     if isinstance(i, list) or is_plain_array(i):
         return "array"
+    if type(i) is not BatchedTensor and hasattr(type(i), "__array_function__") \
+            and hasattr(i, "dtype"):
+        return "array"  # an unbatched array of another backend (CuPy)
     return "other"
 
 
@@ -198,7 +201,8 @@ def _at(ufunc, inputs, kwargs):
         if bb is not None or (split and hasattr(bv, "ndim")):
             # The per-example region a[idx] (a zero-copy broadcast view indexed: NumPy checks
             # the index and raises its own IndexError).
-            example = np.broadcast_to(np.zeros((), dtype=np.int8), tuple(x.shape[1:]))
+            example = np.broadcast_to(np.zeros((), dtype=np.int8, like=phys),
+                                      tuple(x.shape[1:]))
             region = example[idx].shape
             if bb is not None:
                 bv = pad_to_rank(move_bdim_to_front(bv, bb), len(region))
