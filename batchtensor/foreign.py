@@ -57,6 +57,7 @@ LAZY_RULES: dict[str, str] = {
     "scipy.linalg": "scipy_linalg",
     "scipy.ndimage": "scipy_ndimage",
     "scipy.signal": "scipy_signal",
+    "scipy.sparse": "scipy_sparse",
     "scipy.special": "scipy_special",
     "scipy.stats": "scipy_stats",
 }
@@ -274,7 +275,9 @@ def _load(package: str) -> None:
     if module is None:
         return
     try:
-        importlib.import_module(f"{__package__}.rules.{module}")
+        rules = importlib.import_module(f"{__package__}.rules.{module}")
+        for cls, name, replacement in getattr(rules, "METHODS", ()):  # (scipy.sparse's)
+            conversions.intercept_attribute(cls, name, replacement)
         for op in list(REGISTRY):
             mod = getattr(op, "__module__", None)
             if isinstance(mod, str) and mod.startswith(package + ".") and op not in PRIMITIVES:

@@ -37,7 +37,7 @@ DUCK_EXCLUDED: dict[str, tuple[str, tuple[str, ...]]] = {
         "the rules call SciPy's function on the physical value, and SciPy converts it with "
         "np.asarray; NumPy's protocols do not hand SciPy's functions to CuPy (cupyx.scipy is "
         "another namespace)",
-        ("scipy.linalg.norm", "scipy.stats.moment")),
+        ("scipy.linalg.norm", "scipy.stats.moment", "scipy.sparse.coo_array.toarray")),
 }
 
 _HOST_READ = ("the rule reads a value on the host to size or place its result (CuPy "

@@ -1,0 +1,56 @@
+"""scipy.sparse (rule: batchtensor/rules/scipy_sparse.py): COO's ``toarray()`` of batched
+coordinates and data: duplicate cells (summed in order), every data type SciPy stores, C and F
+``order``, a matrix of no entries, size-0 axes, a 1-d array, index arrays of another dtype;
+index arrays out of range raise as in the loop."""
+
+from __future__ import annotations
+
+import numpy as np
+
+from .core import OpInfo, SampleInput
+from .samples import make_array
+
+try:
+    from scipy import sparse
+except ImportError:  # scipy is an optional extra
+    sparse = None
+
+
+def coo_toarray(data, *coords, shape, order=None, matrix=False):
+    """``sparse.coo_array((data, coords), shape).toarray(order)``, through the module."""
+    cls = sparse.coo_matrix if matrix else sparse.coo_array
+    return cls((data, coords), shape=shape).toarray(order=order)
+
+
+def _coords(rng, shape, nnz, dtype=np.int64):
+    return tuple(rng.integers(0, n, nnz).astype(dtype) for n in shape)
+
+
+def toarray_samples(rng, dtype):
+    data = make_array(rng, (9,), dtype)
+    yield SampleInput((data, *_coords(rng, (3, 4), 9)), {"shape": (3, 4)}, "duplicates")
+    yield SampleInput((data, *_coords(rng, (3, 4), 9, np.int32)), {"shape": (3, 4),
+                                                                   "order": "F"}, "order F")
+    yield SampleInput((make_array(rng, (6,), dtype, noncontiguous=True),
+                       *_coords(rng, (2, 5), 6)), {"shape": (2, 5), "matrix": True},
+                      "coo_matrix, non-contiguous data")
+    yield SampleInput((make_array(rng, (0,), dtype), *_coords(rng, (3, 4), 0)),
+                      {"shape": (3, 4)}, "no entries")
+    yield SampleInput((make_array(rng, (0,), dtype), *_coords(rng, (0, 4), 0)),
+                      {"shape": (0, 4)}, "size-0 axis")
+    yield SampleInput((make_array(rng, (5,), dtype), *_coords(rng, (6,), 5)),
+                      {"shape": (6,)}, "1-d")
+    yield SampleInput((data, *_coords(rng, (2, 3, 2), 9)), {"shape": (2, 3, 2),
+                                                            "order": "F"}, "3-d, order F")
+    yield SampleInput((data, rng.integers(3, 6, 9), rng.integers(0, 4, 9)),
+                      {"shape": (3, 4)}, "row index out of range (SciPy's error)")
+
+
+OPS = []
+if sparse is not None:
+    from batchtensor.rules import scipy_sparse
+
+    OPS = [OpInfo("scipy.sparse.coo_array.toarray", coo_toarray, toarray_samples, "rule",
+                  covers=scipy_sparse.coo_todense,
+                  dtypes=(np.float64, np.float32, np.int64, np.uint8, np.bool_,
+                          np.complex128))]
