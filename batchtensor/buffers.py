@@ -311,6 +311,11 @@ class LocalBuffer:
             return
         self._value[_plain_args(key)] = value
 
+    def copy(self, order: str = "C") -> Any:
+        """A new array, per example as this one is: a buffer too (``out = made.copy()``)."""
+        res = self._value.copy(order)
+        return LocalBuffer(res, self._level) if self._level.alive else res
+
     def fill(self, value) -> None:
         if type(value) is BatchedTensor:
             self._promote(value, "x.fill(value)")
@@ -1148,15 +1153,35 @@ def _maker_sites(code: Any, names: set, numpy_names: set) -> set[int]:
     ``numpy_names`` (read from the bytecode, once per learning)."""
     instrs = _instructions(code)
     found: set[int] = set()
-    for name in names:
-        if not _kept_local(code, name):
-            continue
+    todo, seen = list(names), set(names)
+    while todo:
+        name = todo.pop()
         for k, ins in enumerate(instrs):
             if ins[0] in _STORE_NAMES and ins[3] == name:
-                first = _maker_call(instrs, k, numpy_names)
+                source = _copied_from(instrs, k)
+                if source is not None and source not in seen:
+                    # ``out = made.copy()``: a copy is a new array per example, as ``made``
+                    # would be as a buffer (``LocalBuffer.copy``): learn where ``made`` is made
+                    seen.add(source)
+                    todo.append(source)
+                    continue
+                first = _maker_call(instrs, k, numpy_names) if _kept_local(code, name) else None
                 if first is not None:
                     found.update(range(instrs[first][4], ins[4], 2))
     return found
+
+
+def _copied_from(instrs: list, k: int) -> str | None:
+    """Where ``instrs[k]`` stores ``name.copy()`` (no arguments), ``name``, else None."""
+    if k < 3 or instrs[k - 1][0] != "CALL" or instrs[k - 1][2]:
+        return None
+    j = k - 3 if instrs[k - 2][0] == "PRECALL" else k - 2
+    if j >= 1 and instrs[j][0] == "PUSH_NULL":
+        j -= 1
+    if j < 1 or instrs[j][0] not in ("LOAD_METHOD", "LOAD_ATTR") or instrs[j][3] != "copy":
+        return None
+    load = instrs[j - 1]
+    return load[3] if load[0] in ("LOAD_FAST", "LOAD_DEREF") else None
 
 
 def leave(g: Any, whole: bool = True) -> None:

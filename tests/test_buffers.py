@@ -601,6 +601,25 @@ def handed_to_a_global(x):
     LAST = out
     out[0] = x.sum()
     return out.copy()
+
+
+def filled_copies(x, cond):
+    default = np.full(x.shape, fill_value=np.nan)   # SciPy's rv_generic.stats
+    output = []
+    first = default.copy()
+    np.place(first, cond, x * 2.0)
+    output.append(first)
+    second = default.copy()
+    second[cond] = x[cond] + 1.0
+    output.append(second)
+    return output
+
+
+def copy_of_a_cached(x):
+    kept = _CACHE.setdefault("kept", np.zeros(3))  # kept beyond the call: shared
+    out = kept.copy()
+    out[0] = x.sum()
+    return out
 '''
 _LIBRARIES = iter(range(10 ** 6))
 
@@ -844,3 +863,39 @@ def test_a_decorated_function_makes_buffers_in_its_own_module_and_the_decorators
     assert any(type(m) is buffers.WholeModule and m.g is vars(deco_for_buffers)
                for m in buffers.learnt_modules(mod.counts))
     assert mod.np is np and deco_for_buffers.np is np and conversions.pristine()
+
+
+def test_a_copy_of_an_array_made_inside_is_a_buffer_too(library):
+    """``default = np.full(...)`` then ``out = default.copy()`` filled with ``np.place`` or a
+    masked write (SciPy's ``rv_generic.stats``): the copy is a new array per example, so the
+    site of ``default`` is learnt and its copies are buffers; ``default`` stays unwritten."""
+    f = lambda x, c: library.filled_copies(x, c)  # noqa: E731
+    xs = RNG.normal(size=(5, 4))
+    cs = xs > 0
+    vectorised(f, xs, cs)
+    assert [m.code for m in _sites(f)] == [library.filled_copies.__code__]
+    vectorised(f, xs, cs[0], in_axes=(0, None))
+    vectorised(lambda x, c: library.filled_copies(x, c)[1], xs.T, cs.T, in_axes=-1)
+    for n in (0, 1):
+        with warnings.catch_warnings():
+            warnings.simplefilter("error", bt.PerformanceWarning)
+            got = bt.vmap(f, fallback="error")(xs[:n], cs[:n])
+        if n:
+            assert_same(got, loop_vmap(f)(xs[:n], cs[:n]))
+        else:
+            assert [g.shape for g in got] == [(0, 4), (0, 4)]
+    # nested: two of four selected in every example, at different places
+    grid = RNG.normal(size=(3, 2, 4))
+    picks = np.argsort(RNG.random(size=(3, 2, 4)), axis=-1) < 2
+    with warnings.catch_warnings():
+        warnings.simplefilter("error", bt.PerformanceWarning)
+        got = bt.vmap(bt.vmap(f), fallback="error")(grid, picks)
+    assert_same(got, loop_vmap(loop_vmap(f))(grid, picks))
+    g = lambda x: library.copy_of_a_cached(x)  # noqa: E731
+    library._CACHE.clear()
+    with pytest.warns(bt.PerformanceWarning, match="reruns once per example"):
+        got = bt.vmap(g)(X)
+    library._CACHE.clear()
+    assert_same(got, loop_vmap(g)(X))
+    assert not _sites(g) and type(library._CACHE["kept"]) is np.ndarray
+    assert conversions.pristine() and module_is_pristine()
