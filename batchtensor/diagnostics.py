@@ -19,7 +19,8 @@ from typing import Any
 import numpy as np
 
 __all__ = ["user_site", "conversion_message", "user_stacklevel", "user_line",
-           "raised_by_batchtensor", "user_store", "returned_as_is", "user_instruction"]
+           "raised_by_batchtensor", "user_store", "returned_as_is", "user_instruction",
+           "only_truth_tested"]
 
 _PKG = os.path.dirname(os.path.abspath(__file__))
 _NUMPY = os.path.dirname(os.path.abspath(np.__file__))
@@ -280,6 +281,31 @@ def returned_as_is(frame: Any, until: Any, callee: Any) -> bool:
             return False
         frame = frame.f_back
     return frame is until
+
+
+def only_truth_tested(frame: Any, callee: Any) -> bool:
+    """Whether ``frame`` is calling the builtin ``callee`` (``len``) on one argument and uses
+    the result for nothing but its truth: the next instruction jumps on it and drops it
+    (``if len(x):``, ``while``, ``assert``, ``and`` / ``or`` in a condition) or negates it
+    (``not len(x)``). Python 3.13 tests through TO_BOOL first."""
+    if frame is None or not _calls(frame, callee):
+        return False
+    key = (frame.f_code, frame.f_lasti)
+    found = _truth_tests.get(key)
+    if found is None:
+        instrs, k = _call_at(*key)
+        after = [ins.opname for ins in instrs[k + 1:k + 3]] if k is not None else []
+        if after[:1] == ["TO_BOOL"]:
+            after = after[1:]
+        found = _truth_tests[key] = bool(after) and (after[0] in _TRUTH_OPS)
+    return found
+
+
+_truth_tests: dict = {}  # (code, offset of the call) -> only_truth_tested's answer
+#: the instructions that pop a value to test its truth, or negate it (Python 3.11-3.13)
+_TRUTH_OPS = frozenset({"POP_JUMP_IF_FALSE", "POP_JUMP_IF_TRUE", "POP_JUMP_FORWARD_IF_FALSE",
+                        "POP_JUMP_FORWARD_IF_TRUE", "POP_JUMP_BACKWARD_IF_FALSE",
+                        "POP_JUMP_BACKWARD_IF_TRUE", "UNARY_NOT"})
 
 
 def _call_at(code: Any, offset: int) -> tuple:

@@ -505,10 +505,16 @@ class BatchedTensor:
 
     def __hash__(self) -> int:
         """As an example's: an array is unhashable (its ``==`` is elementwise), a NumPy scalar
-        hashes as its value (a conversion: no batch can hold the hashes)."""
+        hashes as its value (a conversion: no batch can hold the hashes), which is the one
+        value every example holds where they agree (``set(np.unique(y))`` in a nested vmap)."""
         if not scalar_per_example(self):
             raise TypeError("unhashable type: 'numpy.ndarray'")
-        return hash(self._example_or_refuse("hash()"))
+        example = self._the_example()
+        if example is None:
+            example = self._common_example()
+            if example is None or example != example:  # (NaN hashes by identity)
+                self._no_conversion("hash()")
+        return hash(example)
 
     def __reduce_ex__(self, protocol: Any) -> Any:
         return self._example_or_refuse(_PICKLE).__reduce_ex__(protocol)

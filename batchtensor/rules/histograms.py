@@ -47,12 +47,13 @@ def bincount_rule(x, x_bdim, /, weights=None, weights_bdim=None, minlength=0):
     if size and n:
         if any_example(xv < 0):
             raise ValueError("'list' argument must have no negative elements")
-        lengths = np.maximum(np.max(xv, axis=1) + 1, minlength)
-        length = _concrete(np.max(lengths))
-        if n and _concrete(np.min(lengths)) != length:
+        # every example's length, at every level (x batched at outer levels too)
+        lengths = innermost(np.maximum(np.max(xv, axis=1) + 1, minlength))
+        length, least = _concrete(np.max(lengths)), _concrete(np.min(lengths))
+        if n and least != length:
             raise DataDependentError(
                 f"numpy.bincount: the output length is max(x) + 1, which differs between the "
-                f"examples (from {_concrete(np.min(lengths))} to {length}), so the results "
+                f"examples (from {least} to {length}), so the results "
                 f"cannot be stacked into one batch. Pass minlength={length} (or any bound on "
                 f"the values) so that every example has the same length.")
     else:

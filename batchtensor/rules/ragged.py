@@ -20,25 +20,35 @@ over the selection are segment reductions (``ufunc.reduceat``) or, where NumPy's
 semantics are easier to keep on a rectangle (mean, var, median, argmin, cumsum), run on the
 selection padded to ``(B, L, *rest)`` with ``where=`` or a padding that cannot win.
 
-Every other use (``len``, ``.shape``, an index, ``np.sort``, returning it from the function)
-has no batched meaning: it raises DataDependentError naming the op, which the whole-function
-fallback turns into a per-example run of the function.
+``x[m].shape[0]`` is a ``Count``: each example's count, which answers its truth
+(``if tp.shape[0]:``, as scikit-learn's ``multilabel_confusion_matrix`` asks: examples that
+disagree split into groups, as at any ``if``) and converts where every example holds the same
+count; ``len(x[m])`` answers only where its result is used for nothing but its truth
+(``diagnostics.only_truth_tested``). ``np.bincount`` of a selection counts each example's
+elements, where every example has as many bins.
+
+Every other use (arithmetic on ``len`` or the count, an index, ``np.sort``, returning it from
+the function) has no batched meaning: it raises DataDependentError naming the op, which the
+whole-function fallback turns into a per-example run of the function.
 """
 
 from __future__ import annotations
 
 import math
+import operator
+import sys
 from typing import Any, Callable
 
 import numpy as np
 from numpy.lib.array_utils import normalize_axis_tuple
 
+from ..diagnostics import only_truth_tested
 from ..errors import DataDependentError
 from ..levels import Level
-from ..tensor import BatchedTensor, new_batched
-from ._helpers import NoValue, given, move_bdim_to_front
+from ..tensor import BatchedTensor, batch_axes_in_front, new_batched
+from ._helpers import NoValue, dry_run, given, move_bdim_to_front
 
-__all__ = ["Ragged", "select", "write_selection", "is_ragged"]
+__all__ = ["Ragged", "Count", "select", "write_selection", "is_ragged"]
 
 
 def is_ragged(x: Any) -> bool:
@@ -56,50 +66,102 @@ def _counts(mf: Any) -> Any:
     return np.sum(np.reshape(mf, (mf.shape[0], -1)), axis=1, dtype=np.intp)
 
 
-def select(level: Level, x: Any, xb: int, mask: Any, mb: int) -> Ragged | None:
+def _in_front(v: Any, vb: int | None, level: Level) -> tuple[Any, tuple]:
+    """``(physical, levels)``: a physical value at ``level`` (batched there at ``vb``, or not)
+    with the batch axis of every level it is batched at in front, outermost first (views)."""
+    if vb is not None:
+        return batch_axes_in_front(new_batched(v, vb, level))
+    if type(v) is BatchedTensor:
+        return batch_axes_in_front(v)
+    return v, ()
+
+
+def _aligned(phys: Any, have: tuple, levels: tuple, sizes: tuple) -> Any:
+    """``phys`` (its batch axes those of ``have``, in front) broadcast to every level of
+    ``levels`` (a view): a value not batched at a level is every example's there."""
+    for k, lv in enumerate(levels):
+        if lv not in have:
+            phys = np.expand_dims(phys, k)
+    return np.broadcast_to(phys, sizes + tuple(phys.shape[len(levels):]))
+
+
+def _levels_of(*found: tuple) -> tuple:
+    """The levels any of ``found`` is batched at, outermost (the lowest id) first."""
+    return tuple(sorted({lv for lvs in found for lv in lvs}, key=lambda lv: lv.id))
+
+
+def select(level: Level, x: Any, xb: int | None, mask: Any, mb: int) -> Ragged | None:
     """``x[mask]`` for a mask that selects a different count per example, or None where the
-    selection cannot be held (values batched at outer levels too; NumPy's own errors)."""
-    if not (_plain(x) and _plain(mask)):
+    selection cannot be held (a backend whose shapes are fixed; NumPy's own errors). In a
+    nested vmap the examples are those of every level, outermost first."""
+    xf, x_levels = _in_front(x, xb, level)
+    mf, m_levels = _in_front(mask, mb, level)
+    if not (_plain(xf) and _plain(mf)):
         return None
-    mf = move_bdim_to_front(mask, mb)
+    levels = _levels_of(x_levels, m_levels)
+    sizes = tuple(mf.shape[m_levels.index(lv)] if lv in m_levels else
+                  xf.shape[x_levels.index(lv)] for lv in levels)
+    mf = _aligned(mf, m_levels, levels, sizes)
     # an unbatched x (``np.arange(n)[mask]``): every example selects from the same values
-    xf = move_bdim_to_front(x, xb) if xb is not None else \
-        np.broadcast_to(x, tuple(mf.shape[:1]) + tuple(x.shape))
+    xf = _aligned(xf, x_levels, levels, sizes)
     if tuple(xf.shape[:mf.ndim]) != tuple(mf.shape):
         return None  # NumPy's IndexError comes from the general path
-    return Ragged(level, xf[mf], _counts(mf))  # example-major, each in C order: a copy
+    n = math.prod(sizes)
+    mf = np.reshape(mf, (n,) + tuple(mf.shape[len(levels):]))
+    xf = np.reshape(xf, (n,) + tuple(xf.shape[len(levels):]))
+    return Ragged(levels, xf[mf], _counts(mf), sizes)  # example-major, in C order: a copy
 
 
 def write_selection(level: Level, x: Any, xb: int, mask: Any, mb: int, value: Ragged) -> None:
     """``x[mask] = value`` for a ragged ``value``: each example's selection must have the
     mask's count there (the loop broadcasts a length-1 selection too: that runs per example)."""
-    if not (_plain(x) and _plain(mask)) or value._level is not level:
-        raise value.no_batched_meaning("x[mask] = selection, with values batched at another "
-                                       "level")
-    xf = move_bdim_to_front(x, xb)
-    mf = move_bdim_to_front(mask, mb)
-    if not np.array_equal(_counts(mf), value.counts):
+    xf, x_levels = _in_front(x, xb, level)
+    mf, m_levels = _in_front(mask, mb, level)
+    if not (_plain(xf) and _plain(mf)) or value._level is not level or \
+            x_levels != value._levels:
+        raise value.no_batched_meaning("x[mask] = selection, with values batched at other "
+                                       "levels than x")
+    sizes = tuple(xf.shape[:len(x_levels)])
+    mf = _aligned(mf, m_levels, x_levels, sizes)
+    n = math.prod(sizes)
+    if not np.array_equal(_counts(np.reshape(mf, (n,) + tuple(mf.shape[len(sizes):]))),
+                          value.counts):
         raise value.no_batched_meaning("x[mask] = selection, where the mask selects other "
                                        "counts")
-    xf[mf] = value.values
+    xf[mf] = value.values  # (a view of x: the batch axes moved to the front)
 
 
 class Ragged:
     """A selection ``x[mask]`` whose size differs per example (see the module docstring)."""
 
-    __slots__ = ("_level", "values", "counts", "_starts")
+    __slots__ = ("_levels", "_sizes", "_level", "values", "counts", "_starts")
 
-    def __init__(self, level: Level, values: Any, counts: Any):
-        self._level = level
+    def __init__(self, levels: Level | tuple, values: Any, counts: Any,
+                 sizes: tuple | None = None):
+        if type(levels) is not tuple:  # one level's examples
+            levels, sizes = (levels,), (counts.shape[0],)
+        self._levels: tuple = levels  # every level the examples belong to, outermost first
+        self._sizes: tuple = sizes if sizes is not None else (counts.shape[0],)  # their sizes
+        self._level = levels[-1]
         self.values = values
-        self.counts = counts
+        self.counts = counts  # one per example of every level (row-major over the levels)
         self._starts = None
 
     def _like(self, values: Any) -> Ragged:
         """Another selection with these counts (its starts shared)."""
-        r = Ragged(self._level, values, self.counts)
+        r = Ragged(self._levels, values, self.counts, self._sizes)
         r._starts = self._starts
         return r
+
+    def wrap(self, res: Any) -> BatchedTensor:
+        """A result with one row per example (``(B, ...)``, B over every level) as the batched
+        value, nested where the selection's examples are of several levels."""
+        if len(self._levels) == 1:
+            return new_batched(res, 0, self._level)
+        out = np.reshape(res, self._sizes + tuple(res.shape[1:]))
+        for lv in self._levels:
+            out = new_batched(out, 0, lv)
+        return out
 
     @property
     def starts(self) -> Any:
@@ -138,7 +200,7 @@ class Ragged:
     @property
     def size(self) -> BatchedTensor:
         """The element count of each example: a batched integer, not a Python int."""
-        return new_batched(self.counts * math.prod(self._rest()), 0, self._level)
+        return self.wrap(self.counts * math.prod(self._rest()))
 
     @property
     def real(self) -> Ragged:
@@ -168,10 +230,14 @@ class Ragged:
             f"np.where(mask, x, fill), or reduce with where=mask.", self._level)
 
     @property
-    def shape(self):
-        raise self.no_batched_meaning("the shape of the selection")
+    def shape(self) -> tuple:
+        """``(count, *rest)``: the count a ``Count``, the other axes plain ints."""
+        return (Count(self),) + self._rest()
 
     def __len__(self) -> int:
+        # len() must return an int: where only its truth is used, 1 or 0 says all of it
+        if only_truth_tested(sys._getframe(1), len):
+            return int(bool(Count(self)))
         raise self.no_batched_meaning("len()")
 
     def __iter__(self):
@@ -200,14 +266,17 @@ class Ragged:
         of one), so that the count stays the leading axis, as in the loop."""
         rest = len(self._rest())
         if type(v) is Ragged:
-            if v._level is not self._level or not (
+            if v._levels != self._levels or not (
                     v.counts is self.counts or np.array_equal(v.counts, self.counts)):
                 raise self.no_batched_meaning(f"{what} of two selections with different counts")
             return v.values
         if type(v) is BatchedTensor:
-            if v._level is not self._level or not _plain(v._value):
+            phys, have = batch_axes_in_front(v)
+            if not set(have) <= set(self._levels) or not _plain(phys):
                 raise self.no_batched_meaning(f"{what} with a value batched at another level")
-            phys = move_bdim_to_front(v._value, v._bdim)
+            sizes = self._sizes
+            phys = _aligned(phys, have, self._levels, sizes)
+            phys = np.reshape(phys, (math.prod(sizes),) + tuple(phys.shape[len(sizes):]))
             shape = tuple(phys.shape[1:])
             if len(shape) == rest + 1 and shape[0] == 1:
                 phys, shape = phys[:, 0], shape[1:]
@@ -303,7 +372,7 @@ class Ragged:
         else:
             res = np.reshape(res, res.shape[:1] + tuple(
                 d for i, d in enumerate(res.shape[1:]) if i + 1 not in axes))
-        return new_batched(res, 0, self._level)
+        return self.wrap(res)
 
     def _reduce(self, ufunc, name: str, axis, keepdims, dtype=None, initial=NoValue) -> Any:
         axes = self._axes(axis)
@@ -325,7 +394,7 @@ class Ragged:
         where = np.reshape(valid, valid.shape + (1,) * (data.ndim - 2))
         res = fn(data, axis=tuple(a + 1 for a in axes), keepdims=bool(keepdims), where=where,
                  **kwargs)
-        return new_batched(res, 0, self._level)
+        return self.wrap(res)
 
     def sum(self, axis=None, dtype=None, out=None, keepdims=False, initial=NoValue,
             where=NoValue):
@@ -390,7 +459,7 @@ class Ragged:
             raise ValueError(f"attempt to get {name} of an empty sequence")
         data, valid = self.padded(0)
         data = np.where(valid, data, data[:, :1])
-        return new_batched(fn(data, axis=1, keepdims=bool(keepdims)), 0, self._level)
+        return self.wrap(fn(data, axis=1, keepdims=bool(keepdims)))
 
     def argmin(self, axis=None, out=None, *, keepdims=False):
         _no_out(self, "argmin", out, NoValue)
@@ -441,6 +510,44 @@ class Ragged:
     def round(self, decimals=0, out=None):
         _no_out(self, "round", out, NoValue)
         return self._elementwise(np.round, (self, decimals), {})
+
+
+class Count:
+    """``x[m].shape[0]`` of a selection: each example's count, where the loop has an int.
+
+    What has the loop's meaning: its truth (``if x[m].shape[0]:``: every example's count
+    tested, as at any ``if`` on a batched value), and ``int()`` / ``operator.index()`` where
+    every example holds the same count (as for any batched count). Everything else
+    (arithmetic, comparisons, hashing) has no batched meaning: DataDependentError."""
+
+    __slots__ = ("_of",)
+
+    def __init__(self, of: Ragged):
+        self._of = of
+
+    def _batched(self) -> BatchedTensor:
+        return self._of.wrap(self._of.counts)
+
+    def __bool__(self) -> bool:
+        return bool(self._of.wrap(self._of.counts != 0))
+
+    def __index__(self) -> int:
+        return operator.index(self._batched())
+
+    def __int__(self) -> int:
+        return self.__index__()
+
+    def __float__(self) -> float:
+        return float(self.__index__())
+
+    def __repr__(self) -> str:
+        lo, hi = self._of._count_range()
+        return f"<the count of a selection by a batched mask: {lo} to {hi} per example>"
+
+    def _refuse(self, *args: Any) -> Any:
+        raise self._of.no_batched_meaning("the selection's count used as a number")
+
+    __hash__ = _refuse  # type: ignore[assignment]
 
 
 def _holds_data(a: Any) -> bool:
@@ -511,7 +618,7 @@ def _median(a, axis=None, out=None, overwrite_input=False, keepdims=False):
         res = np.where(c == 0, np.mean(np.zeros((0,), dtype=res.dtype)), res)
     if keepdims:
         res = res[:, None]
-    return new_batched(res, 0, r._level)
+    return r.wrap(res)
 
 
 def _size(a, axis=None):
@@ -561,9 +668,9 @@ def _nan_reduction(name: str, fill: Any) -> Callable:
             raise a.no_batched_meaning(f"np.{name} over a selection of rows or with out/where")
         kwargs.pop("out", None)
         keep = ~np.isnan(a.values)
-        numbers = Ragged(a._level, a.values[keep], np.where(
+        numbers = Ragged(a._levels, a.values[keep], np.where(
             a.counts == 0, 0, a.segment_reduce(np.add, keep, np.intp))
-            if keep.shape[0] else a.counts)
+            if keep.shape[0] else a.counts, a._sizes)
         return getattr(numbers, name[3:])(**kwargs)
     call.__name__ = name
     return call
@@ -607,8 +714,40 @@ def _repeat(a, repeats, axis=None):
     total = np.zeros(a.counts.shape[0], dtype=np.intp)
     np.add.at(total, np.repeat(np.arange(a.counts.shape[0]), a.counts), times)
     if total.shape[0] and np.all(total == total[0]):
-        return new_batched(np.reshape(values, (total.shape[0], int(total[0]))), 0, a._level)
-    return Ragged(a._level, values, total)
+        return a.wrap(np.reshape(values, (total.shape[0], int(total[0]))))
+    return Ragged(a._levels, values, total, a._sizes)
+
+
+def _bincount(x, weights=None, minlength=0):
+    """``np.bincount`` of each example's selection: example i's values shifted past the bins
+    of the examples before it, one ``bincount``. Every example must have as many bins
+    (``max(minlength, largest + 1)``), else the data decides the shape. ``weights`` must be a
+    selection with the same counts (the loop needs one weight per element)."""
+    r = _first_ragged((x, weights))
+    if type(x) is not Ragged or x.ndim != 1 or x.dtype.kind not in "biu" or \
+            not np.can_cast(x.dtype, np.intp) or (weights is not None and (
+                type(weights) is not Ragged or weights.ndim != 1)):
+        raise r.no_batched_meaning("np.bincount of these arguments")
+    w = None if weights is None else x._operand(weights, "np.bincount(weights=...)")
+    # NumPy's checks of minlength and of the weights' dtype, on one empty example
+    dry_run(np.bincount, (0,), x.dtype, weights=None if w is None else w[:0],
+            minlength=minlength)
+    vals = x.values.astype(np.intp)
+    n = x.counts.shape[0]
+    if vals.shape[0] and bool(np.any(vals < 0)):
+        raise ValueError("'list' argument must have no negative elements")
+    if vals.shape[0]:
+        top = np.where(x.counts > 0, x.segment_reduce(np.maximum, vals, np.intp), -1)
+    else:
+        top = np.full(n, -1, dtype=np.intp, like=vals)
+    lengths = np.maximum(top + 1, operator.index(minlength))
+    if n and not bool(np.all(lengths == lengths[0])):
+        raise x.no_batched_meaning("np.bincount, whose number of bins (the largest value "
+                                   "plus one) differs between the examples,")
+    length = int(lengths[0]) if n else operator.index(minlength)
+    shift = np.repeat(np.arange(n, dtype=np.intp, like=vals) * length, x.counts)
+    out = np.bincount(vals + shift, weights=w, minlength=n * length)
+    return x.wrap(np.reshape(out, (n, length)))
 
 
 def _place(arr, mask, vals):
@@ -624,7 +763,8 @@ def _place(arr, mask, vals):
 
 
 _FUNCTIONS: dict[Callable, Callable] = {
-    np.diff: _diff, np.repeat: _repeat, np.place: _place,
+    np.diff: _diff, np.repeat: _repeat, np.place: _place, np.bincount: _bincount,
+    np.shape: lambda a: a.shape,
     np.sum: _method("sum"), np.prod: _method("prod"), np.any: _method("any"),
     np.all: _method("all"), np.mean: _method("mean"), np.var: _method("var"),
     np.std: _method("std"), np.min: _method("min"), np.max: _method("max"),
@@ -678,3 +818,10 @@ setattr(Ragged, "__pos__", lambda self: np.positive(self))
 setattr(Ragged, "__abs__", lambda self: np.absolute(self))
 setattr(Ragged, "__invert__", lambda self: np.invert(self))
 setattr(Ragged, "__hash__", None)
+for _name in ("add", "sub", "mul", "truediv", "floordiv", "mod", "pow", "and", "or", "xor",
+              "lshift", "rshift", "matmul", "divmod"):
+    setattr(Count, f"__{_name}__", Count._refuse)
+    setattr(Count, f"__r{_name}__", Count._refuse)
+for _name in ("lt", "le", "gt", "ge", "eq", "ne", "neg", "pos", "abs", "invert", "round",
+              "trunc", "floor", "ceil", "complex"):
+    setattr(Count, f"__{_name}__", Count._refuse)
