@@ -641,7 +641,13 @@ class VmapFunction:
         level.buffers = False  # the arrays f creates are buffers (batchtensor.buffers)
         level.group_pass = group_pass
         conversions.enter()
-        module = buffers.enter(self._module)
+        func = stand_in(self.func)  # bt.vmap(scipy.signal.lfilter): its Primitive
+        inner = self.func
+        while isinstance(inner, VmapFunction):  # (a vmap of a vmap of one)
+            inner = inner.func
+        # a Primitive's rule or per-op loop calls the function on plain arrays: its module's
+        # names for NumPy stay NumPy's there
+        module = buffers.enter(self._module) if stand_in(inner) is inner else None
         learnt = [buffers.enter(g, whole=False) for g in self._learnt] if self._learnt else ()
         if first is not None:
             level.watches_writes = True
@@ -654,7 +660,7 @@ class VmapFunction:
             if kwargs:
                 kwargs = {k: stream_argument(v) for k, v in kwargs.items()}
             level.pass_frame = sys._getframe()
-            out = stand_in(self.func)(*args, **kwargs)  # bt.vmap(scipy.signal.lfilter)
+            out = func(*args, **kwargs)
             if level.returned:  # return float(score): the batched score (take_returned)
                 out = take_returned(level, out)
             return _not_a_view_of_inputs(unwrap_outputs(level, out, self.out_axes, "out_axes"),

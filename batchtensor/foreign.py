@@ -209,7 +209,11 @@ def is_numpy_op(op: Any) -> bool:
 
 def stand_in(func: Any) -> Any:
     """What ``bt.vmap(func)`` calls: the Primitive of a foreign callable (``bt.vmap(
-    scipy.signal.lfilter)``), ``func`` itself otherwise."""
+    scipy.signal.lfilter)``, also bound by ``functools.partial``), ``func`` itself otherwise."""
+    if type(func) is functools.partial:
+        inner = stand_in(func.func)
+        return func if inner is func.func else functools.partial(inner, *func.args,
+                                                                 **func.keywords)
     try:
         return PRIMITIVES.get(func, func)
     except TypeError:  # unhashable

@@ -376,20 +376,22 @@ def test_batch_size_one_and_in_axes_last(name, f, x):
 
 
 def test_batched_coefficients_run_per_example_and_warn():
+    """Batched coefficients with no vectorised path (Gustafsson's filtfilt): the per-op loop
+    (tests/test_foreign_signal.py has the ones that vectorise)."""
     rng = np.random.default_rng(4)
     bs, xs = rng.uniform(0.1, 1.0, size=(3, 3)), rng.normal(size=(3, 10))
-    f = lambda b, x: signal.lfilter(b, A, x)  # noqa: E731
+    f = lambda b, x: signal.filtfilt(b, A, x, method="gust")  # noqa: E731
     reset_warnings()  # (each op's loop warning is shown once a process)
-    with pytest.warns(bt.PerformanceWarning, match="scipy.signal.lfilter has no batch rule"):
+    with pytest.warns(bt.PerformanceWarning, match="scipy.signal.filtfilt has no batch rule"):
         got = bt.vmap(f)(bs, xs)
     assert_same(got, loop_vmap(f)(bs, xs))
     # batched at an outer level only: the inner level's rule, then the outer level's loop
-    g = bt.vmap(lambda b: bt.vmap(lambda x: signal.lfilter(b, A, x))(xs))
+    g = bt.vmap(lambda b: bt.vmap(lambda x: f(b, x))(xs))
     with warnings.catch_warnings():
         warnings.simplefilter("ignore", bt.PerformanceWarning)
-        want = loop_vmap(lambda b: loop_vmap(lambda x: signal.lfilter(b, A, x))(xs))(bs)
+        want = loop_vmap(lambda b: loop_vmap(lambda x: f(b, x))(xs))(bs)
         assert_same(g(bs), want)
-    with bt.config(fallback="error"), pytest.raises(bt.BatchingError, match="lfilter"):
+    with bt.config(fallback="error"), pytest.raises(bt.BatchingError, match="filtfilt"):
         bt.vmap(f)(bs, xs)
 
 

@@ -1,8 +1,13 @@
 """scipy.signal: the filters work on each 1-d slice along ``axis`` alone, so the batch axis
 rides along (first, so that each example's result is one block) and one call filters the batch.
 
-Filter coefficients (``b``, ``a``, ``sos``, breakpoints ``bp``) are not unwrapped: batched ones
-send the call to the per-example loop (correct, slow, warned). ``zi`` may be batched or not.
+Batched filter coefficients (``b``, ``a`` of ``lfilter``, ``sos`` of ``sosfilt``) differ per
+example, so no compiled call serves the batch: the filter's recurrence runs in NumPy, one step
+per sample over the whole batch, with the compiled kernel's arithmetic (the same operations in
+the same order and dtype). ``filtfilt`` with batched coefficients runs its own Python code on
+the batched values (its ``lfilter`` calls then take that path). Other batched coefficients
+(breakpoints ``bp``, ``filtfilt(method="gust")``) run per example (correct, slow, warned).
+``zi`` may be batched or not.
 ``detrend(overwrite_data=True)`` runs per example too: it may write into each example.
 Loaded by ``batchtensor.foreign`` once ``scipy.signal`` is imported.
 """
@@ -12,18 +17,132 @@ from __future__ import annotations
 import numpy as np
 from scipy import signal
 
-from ._helpers import batch_outermost, logical_rank, require
+import functools
+import inspect
+
+from ..plumbing import unwrap, wrap_result
+from ._helpers import (as_array, batch_outermost, logical_rank, logical_shape, require,
+                       wrap_axis)
 from ._scipy import call, front, front_axis, moved_blocks, no_examples, scipy_rule, writes_into
 
 lfilter, sosfilt = call(signal, "lfilter"), call(signal, "sosfilt")
 
 
-def _size(x, x_bdim, zi, zi_bdim):
-    return x.shape[x_bdim] if x_bdim is not None else zi.shape[zi_bdim]
+def _size(*pairs):
+    return next(v.shape[d] for v, d in zip(pairs[::2], pairs[1::2]) if d is not None)
+
+
+def _c_order(v):
+    """``v`` laid out in C order (as the compiled kernels make their results): itself if it is,
+    else a copy (a stack of per-step results follows the inputs' layout, a broadcast one's)."""
+    if type(v) is np.ndarray and v.flags.c_contiguous:
+        return v
+    out = np.empty_like(v, order="C")
+    np.copyto(out, v)
+    return out
+
+
+def _taps(c, c_bdim, size, dtype, nd):
+    """1-d coefficients (one row per example) as a list of arrays, tap ``k`` shaped
+    ``(B, 1, ..., 1)`` to broadcast against ``nd`` more axes, cast to ``dtype``."""
+    c = front(c, c_bdim, size).astype(dtype)
+    return [np.reshape(c[:, k], (size,) + (1,) * nd) for k in range(c.shape[1])]
+
+
+def _coefficients(c, c_bdim, like, what):
+    """``np.atleast_1d`` of one example's coefficients, or the per-example loop (which raises
+    as SciPy does) for any other rank or an empty array."""
+    c = as_array(c, like)
+    if logical_rank(c, c_bdim) == 0:
+        c = np.expand_dims(c, -1)
+    require(logical_rank(c, c_bdim) == 1 and logical_shape(c, c_bdim)[0] > 0,
+            f"{what} is not a non-empty 1-d array per example")
+    return c
+
+
+def _state(zi, zi_bdim, size, ax, dtype):
+    """The example's ``zi`` (its state axis at ``ax``) as a list of arrays, one per delay."""
+    z = np.moveaxis(front(zi, zi_bdim, size), ax + 1, -1).astype(dtype)
+    return [z[..., k] for k in range(z.shape[-1])]
+
+
+def lfilter_batched(b, b_bdim, a, a_bdim, x, x_bdim, axis, zi, zi_bdim):
+    """``lfilter`` with coefficients that differ per example: the direct form II transposed
+    recurrence of SciPy's compiled filter (``len(a) > 1``) or the convolution of its FIR
+    path (``len(a) == 1``), over the batch at once."""
+    size = _size(b, b_bdim, a, a_bdim, x, x_bdim, zi, zi_bdim)
+    like = next(v for v, d in ((b, b_bdim), (a, a_bdim), (x, x_bdim)) if d is not None)
+    b, a = _coefficients(b, b_bdim, like, "b"), _coefficients(a, a_bdim, like, "a")
+    zi = None if zi is None else as_array(zi, like)
+    zi = None if zi is None else as_array(zi, like)
+    nd = logical_rank(x, x_bdim)
+    require(nd >= 1, "lfilter of a 0-d x")
+    ax = wrap_axis(axis, nd)
+    shape = logical_shape(x, x_bdim)
+    nb, na = logical_shape(b, b_bdim)[0], logical_shape(a, a_bdim)[0]
+    fir = na == 1
+    taps = nb if fir else max(na, nb)
+    x = as_array(x, like)
+    dtype = np.result_type(*(v.dtype for v in (b, a, x, zi) if v is not None))
+    require(dtype.char in "fdFD", f"lfilter in dtype {dtype}")
+    if zi is not None:
+        want = shape[:ax] + (taps - 1,) + shape[ax + 1:]
+        require(logical_shape(zi, zi_bdim) == want, "lfilter: zi of another shape than x's")
+    bs, as_ = _taps(b, b_bdim, size, dtype, nd - 1), _taps(a, a_bdim, size, dtype, nd - 1)
+    a0 = as_[0]
+    if not fir:
+        require(not bool(np.any(a0 == 0)), "lfilter: a[0] == 0")
+    xs = np.moveaxis(front(x, x_bdim, size), ax + 1, -1)  # (B, *rest, n)
+    if fir:  # (NumPy's b /= a[0] there: it warns as NumPy does)
+        return _fir([bk / a0 for bk in bs], xs, ax, zi, zi_bdim, size, dtype)
+    zero = 0.0 if dtype.kind == "f" else 0j  # (NumPy's zeros of the compiled filter's state)
+    z = [zero] * (taps - 1) if zi is None else _state(zi, zi_bdim, size, ax, dtype)
+    ys = []
+    with np.errstate(all="ignore"):  # (compiled code sets no floating-point flags)
+        bs, as_ = [bk / a0 for bk in bs], [ak / a0 for ak in as_]
+        bs += [zero] * (taps - nb)  # the compiled filter pads both to one length with zeros
+        as_ += [zero] * (taps - na)
+        for t in range(xs.shape[-1]):
+            xt = xs[..., t]
+            yt = z[0] + bs[0] * xt
+            z = [z[k + 1] + xt * bs[k + 1] - yt * as_[k + 1] for k in range(taps - 2)] + \
+                [xt * bs[-1] - yt * as_[-1]]
+            ys.append(yt)
+    # fresh results laid out as the compiled filter's (C order, each example one block)
+    y = _c_order(np.stack(ys, axis=ax + 1) if ys else
+                 np.moveaxis(xs.astype(dtype), -1, ax + 1))
+    if zi is None:
+        return y, 0
+    if not ys:
+        z = _state(zi, zi_bdim, size, ax, dtype)
+    return (y, 0), (_c_order(np.stack(z, axis=ax + 1)), 0)
+
+
+def _fir(bs, xs, ax, zi, zi_bdim, size, dtype):
+    """SciPy's FIR path: the full convolution of each 1-d slice (laid out as
+    ``np.apply_along_axis`` lays it out), ``zi`` added to its head, cut at the signal's end."""
+    n, nb = xs.shape[-1], len(bs)
+    require(n > 0 and all(xs.shape[1:-1]), "lfilter's FIR path of an empty signal")
+    xs = xs.astype(dtype, copy=False)
+    pad = [(0, 0)] * (xs.ndim - 1)
+    with np.errstate(all="ignore"):  # (np.convolve sets no floating-point flags)
+        full = functools.reduce(np.add, [np.pad(bk[..., None] * xs, pad + [(k, nb - 1 - k)])
+                                         for k, bk in enumerate(bs)])
+    if zi is not None and nb > 1:
+        head = full[..., :nb - 1] + np.moveaxis(front(zi, zi_bdim, size), ax + 1, -1)
+        full = np.concatenate([head, full[..., nb - 1:]], axis=-1)
+    full = np.moveaxis(_c_order(full), -1, ax + 1)
+    index = (slice(None),) * (ax + 1)
+    y = full[index + (slice(n),)]
+    if zi is None:
+        return y, 0
+    return (y, 0), (full[index + (slice(n, None),)], 0)
 
 
 @scipy_rule(signal.lfilter)
-def lfilter_rule(b, a, x, x_bdim, axis=-1, zi=None, zi_bdim=None):
+def lfilter_rule(b, b_bdim, a, a_bdim, x, x_bdim, axis=-1, zi=None, zi_bdim=None):
+    if b_bdim is not None or a_bdim is not None:
+        return lfilter_batched(b, b_bdim, a, a_bdim, x, x_bdim, axis, zi, zi_bdim)
     size = _size(x, x_bdim, zi, zi_bdim)
     ax = front_axis(axis, logical_rank(x, x_bdim))
     if zi is None:
@@ -37,8 +156,64 @@ def lfilter_rule(b, a, x, x_bdim, axis=-1, zi=None, zi_bdim=None):
     return (y, 0), (zf, 0)
 
 
+def sosfilt_batched(sos, sos_bdim, x, x_bdim, axis, zi, zi_bdim):
+    """``sosfilt`` with sections that differ per example: the cascade of SciPy's compiled
+    ``_sosfilt`` (each section a direct form II transposed biquad), over the batch at once."""
+    size = _size(sos, sos_bdim, x, x_bdim, zi, zi_bdim)
+    like = sos
+    sos, x = as_array(sos, like), as_array(x, like)
+    if logical_rank(sos, sos_bdim) == 1:
+        sos = np.expand_dims(sos, -2)  # (np.atleast_2d)
+    require(logical_rank(sos, sos_bdim) == 2 and logical_shape(sos, sos_bdim)[1] == 6,
+            "sosfilt: sos is not (n_sections, 6) per example")
+    sections = logical_shape(sos, sos_bdim)[0]
+    require(bool(np.all(front(sos, sos_bdim, size)[:, :, 3] == 1)), "sosfilt: sos[:, 3] != 1")
+    nd = logical_rank(x, x_bdim)
+    require(nd >= 1, "sosfilt of a 0-d x")
+    ax = wrap_axis(axis, nd)
+    shape = logical_shape(x, x_bdim)
+    if zi is not None:
+        zi = as_array(zi, like)
+        want = (sections,) + shape[:ax] + (2,) + shape[ax + 1:]
+        require(logical_shape(zi, zi_bdim) == want, "sosfilt: zi of another shape")
+    dtype = np.result_type(*(v.dtype for v in (sos, x, zi) if v is not None))
+    require(dtype.char in "fdFD", f"sosfilt in dtype {dtype}")
+    coef = np.moveaxis(front(sos, sos_bdim, size).astype(dtype), 1, -1)  # (B, 6, S)
+    coef = np.reshape(coef, (size, 6, sections) + (1,) * (nd - 1))
+    b0, b1, b2, _, a1, a2 = (coef[:, j] for j in range(6))
+    if zi is None:
+        zero = 0.0 if dtype.kind == "f" else 0j  # (the compiled filter's zeroed state)
+        z0, z1 = [zero] * sections, [zero] * sections
+    else:  # the example's (sections, ..., 2 at axis, ...) as the state of each section
+        state = np.moveaxis(front(zi, zi_bdim, size).astype(dtype), (1, ax + 2), (-2, -1))
+        z0 = [state[..., s, 0] for s in range(sections)]
+        z1 = [state[..., s, 1] for s in range(sections)]
+    xs = np.moveaxis(front(x, x_bdim, size), ax + 1, -1).astype(dtype)  # SciPy's cast copy
+    ys = []
+    with np.errstate(all="ignore"):  # (compiled code sets no floating-point flags)
+        for t in range(xs.shape[-1]):
+            cur = xs[..., t]
+            for s in range(sections):
+                new = b0[:, s] * cur + z0[s]
+                z0[s] = b1[:, s] * cur - a1[:, s] * new + z1[s]
+                z1[s] = b2[:, s] * cur - a2[:, s] * new
+                cur = new
+            ys.append(cur)
+    # laid out as SciPy's: C order with the axis last, moved back to its place
+    y = np.moveaxis(_c_order(np.stack(ys, axis=-1) if ys else xs), -1, ax + 1)
+    if zi is None:
+        return y, 0
+    if not ys:
+        z0 = [state[..., s, 0] for s in range(sections)]
+        z1 = [state[..., s, 1] for s in range(sections)]
+    zf = _c_order(np.stack([np.stack([p, q], axis=-1) for p, q in zip(z0, z1)], axis=-2))
+    return (y, 0), (np.moveaxis(zf, (-2, -1), (1, ax + 2)), 0)
+
+
 @scipy_rule(signal.sosfilt)
-def sosfilt_rule(sos, x, x_bdim, axis=-1, zi=None, zi_bdim=None):
+def sosfilt_rule(sos, sos_bdim, x, x_bdim, axis=-1, zi=None, zi_bdim=None):
+    if sos_bdim is not None:
+        return sosfilt_batched(sos, sos_bdim, x, x_bdim, axis, zi, zi_bdim)
     size = _size(x, x_bdim, zi, zi_bdim)
     ax = front_axis(axis, logical_rank(x, x_bdim))
     x = front(x, x_bdim, size)
@@ -54,17 +229,30 @@ def move(x, x_bdim):
     return front(x, x_bdim, None)
 
 
-@scipy_rule(signal.filtfilt)
-def filtfilt_rule(b, a, x, x_bdim, axis=-1, padtype="odd", padlen=None, method="pad",
-                  irlen=None):
+_filtfilt = signal.filtfilt  # (the function itself: the rules load before it is intercepted)
+_FILTFILT = inspect.signature(_filtfilt)
+
+
+@scipy_rule(signal.filtfilt, raw=True)
+def filtfilt_rule(level, args, kwargs):
+    """Batched coefficients: ``filtfilt``'s own code on the batched values (its ``lfilter``
+    calls filter the batch, coefficients and all); else one call on the batch."""
+    p = _FILTFILT.bind(*args, **kwargs)
+    p.apply_defaults()
+    b, a, x, axis, padtype, padlen, method, irlen = p.arguments.values()
+    if unwrap(b, level)[1] is not None or unwrap(a, level)[1] is not None:
+        require(method == "pad", "filtfilt(method='gust') with batched coefficients")
+        return _filtfilt(*args, **kwargs)
+    x, x_bdim = unwrap(x, level)
     ax = front_axis(axis, logical_rank(x, x_bdim))
     fn = call(signal, "filtfilt")
     if method == "gust":  # Gustafsson's method solves a least-squares problem of the batch
         empty = no_examples(x, x_bdim, lambda e: fn(b, a, e, axis, padtype, padlen, method,
                                                     irlen))
         if empty is not None:  # (LAPACK refuses one of no rows)
-            return empty
-    return fn(b, a, move(x, x_bdim), ax, padtype, padlen, method, irlen), 0
+            return wrap_result(empty, level)
+    return wrap_result((fn(b, a, move(x, x_bdim), ax, padtype, padlen, method, irlen), 0),
+                       level)
 
 
 @scipy_rule(signal.sosfiltfilt)
