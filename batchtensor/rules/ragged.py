@@ -158,7 +158,7 @@ class Ragged:
         value, nested where the selection's examples are of several levels."""
         if len(self._levels) == 1:
             return new_batched(res, 0, self._level)
-        out = np.reshape(res, self._sizes + tuple(res.shape[1:]))
+        out: Any = np.reshape(res, self._sizes + tuple(res.shape[1:]))
         for lv in self._levels:
             out = new_batched(out, 0, lv)
         return out
