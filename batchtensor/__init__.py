@@ -17,7 +17,8 @@ from . import boxed
 from . import decompositions as _decompositions  # noqa: F401  (registers)
 from .rules import (creation, differences, elementwise, fft, histograms,  # noqa: F401
                     indexing, joining, linalg, memory, metadata, moments, placement, polynomial,
-                    products, quantiles, reductions, selection, setops, shape, sorting, views)
+                    products, quantiles, reductions, selection, setops, shape, sorting, vectorize,
+                    views)
 from . import random
 from . import undispatched as _undispatched  # noqa: F401  (numpy's undispatched arguments)
 from . import numpy_random as _numpy_random  # noqa: F401  (numpy.random inside vmap)

@@ -22,7 +22,9 @@ from . import conversions
 from .config import config
 from .dispatch import function_call
 from .levels import current_level
+from .plumbing import scan_level
 from .registry import ALIASES
+from .rules.vectorize import VECTORIZE_CALL
 from .tensor import BatchedTensor
 
 __all__ = ["UNDISPATCHED", "ORIGINALS"]
@@ -89,3 +91,16 @@ for _dotted, _params in UNDISPATCHED.items():
     _made = _wrapper(_dotted, _params)
     ALIASES[_made] = ORIGINALS[_dotted]
     conversions.intercept(*_module_and_name(_dotted), _made)
+
+
+def _vectorize_call(self: np.vectorize, *args: Any, **kwargs: Any) -> Any:
+    """``np.vectorize``'s call, which hands batched arguments to the dispatcher
+    (``rules.vectorize``) while a level is open on this thread."""
+    if current_level() is not None and config.intercept_numpy and (
+            scan_level(args) is not None or (kwargs and scan_level(kwargs) is not None)):
+        first = next((v for v in (*args, *kwargs.values()) if type(v) is BatchedTensor), None)
+        return function_call(VECTORIZE_CALL, (self, *args), kwargs, first)
+    return VECTORIZE_CALL(self, *args, **kwargs)
+
+
+conversions.intercept_attribute(np.vectorize, "__call__", _vectorize_call)

@@ -38,6 +38,11 @@ DUCK_EXCLUDED: dict[str, tuple[str, tuple[str, ...]]] = {
         "np.asarray; NumPy's protocols do not hand SciPy's functions to CuPy (cupyx.scipy is "
         "another namespace)",
         ("scipy.linalg.norm", "scipy.stats.moment", "scipy.sparse.coo_array.toarray")),
+    "np.vectorize": (
+        "np.vectorize calls a Python function on each element as a host value, so it "
+        "converts its arguments with np.asarray; CuPy's cupy.vectorize compiles the function "
+        "into a kernel instead, another callable",
+        ("vectorize.*",)),
 }
 
 _HOST_READ = ("the rule reads a value on the host to size or place its result (CuPy "

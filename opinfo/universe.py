@@ -43,6 +43,7 @@ import numpy.fft  # noqa: F401  (import before reading ARRAY_FUNCTIONS: register
 import numpy.linalg  # noqa: F401
 
 from batchtensor.foreign import LAZY_RULES, is_foreign
+from batchtensor.rules.vectorize import VECTORIZE_CALL
 
 __all__ = ["Entry", "EXCLUDED", "universe", "claims", "is_known_extra", "NOT_DISPATCHED"]
 
@@ -277,6 +278,11 @@ def is_known_extra(key: Any) -> bool:
         return True  # numpy.ma's functions and MaskedArray's methods (batchtensor/masked.py)
     if is_foreign(key) or str(getattr(key, "__module__", None)).startswith(tuple(LAZY_RULES)):
         return True  # a foreign callable with a rule of batchtensor's (batchtensor.foreign)
+    if str(getattr(key, "__module__", None)).startswith("batchtensor.rules."):
+        return True  # an op of batchtensor's own standing for a foreign library's compiled
+        # call, which its rule intercepts (scipy.sparse's coo_todense)
+    if key is VECTORIZE_CALL:
+        return True  # an np.vectorize object's call, which NumPy does not dispatch
     for name in NOT_DISPATCHED:
         mod, _, attr = name.rpartition(".")
         if getattr(getattr(np, mod) if mod else np, attr, None) is key:
