@@ -4,6 +4,7 @@
 from __future__ import annotations
 
 import functools
+import importlib
 import warnings
 
 import numpy as np
@@ -56,6 +57,16 @@ LFILTER = {
     "scalar b": lambda b, a, x: signal.lfilter(b[0], a, x),
 }
 
+
+
+@pytest.fixture(autouse=True, params=["recurrence", "compiled per example"])
+def strategy(request, monkeypatch):
+    """Each test runs both ways the rules serve per-example coefficients: the recurrence over
+    the batch, and SciPy's compiled filter once per example (chosen by cost)."""
+    rules = importlib.import_module("batchtensor.rules.scipy_signal")
+    monkeypatch.setattr(rules, "_recurrence_pays",
+                        lambda size, samples, taps: request.param == "recurrence" or size == 0)
+    return request.param
 
 @pytest.mark.parametrize("dtype", DTYPES)
 @pytest.mark.parametrize("name", LFILTER)
