@@ -58,8 +58,10 @@ LAZY_RULES: dict[str, str] = {
     "scipy.ndimage": "scipy_ndimage",
     "scipy.signal": "scipy_signal",
     "scipy.sparse": "scipy_sparse",
+    "scipy.spatial": "scipy_spatial",
     "scipy.special": "scipy_special",
     "scipy.stats": "scipy_stats",
+    "sklearn.metrics": "sklearn_pairwise",
 }
 _pending = dict(LAZY_RULES)
 _places: dict[Any, list] = {}  # original callable -> the modules it is intercepted in

@@ -43,6 +43,10 @@ DUCK_EXCLUDED: dict[str, tuple[str, tuple[str, ...]]] = {
         "converts its arguments with np.asarray; CuPy's cupy.vectorize compiles the function "
         "into a kernel instead, another callable",
         ("vectorize.*",)),
+    "scikit-learn functions that convert": (
+        "scikit-learn validates its input with np.asarray before the compiled kernel the rule "
+        "stands for is reached, and has no CuPy path for these (sklearn.metrics.pairwise)",
+        ("sklearn.metrics*",)),
 }
 
 _HOST_READ = ("the rule reads a value on the host to size or place its result (CuPy "

@@ -589,6 +589,11 @@ LAYOUT_SUBSET = 2
 #: Cases the layout dimension leaves out: (OpInfo name, sample name or None for every sample)
 #: -> (layouts, reason). Only where the loop's own answer is not NumPy's contract.
 LAYOUT_EXCLUDED = {
+    ("sklearn.metrics._pairwise_fast._chi2_kernel_fast", None): (
+        ("broadcast", "readonly"),
+        "the kernel's typed memoryviews refuse read-only memory (ValueError per example); the "
+        "rule hands read-only inputs to the per-example loop, which raises it, since a read-only "
+        "physical value may also be vmap's own view of an unmapped argument"),
     ("ma.filled", None): (
         LAYOUTS,
         "per example np.ma.filled returns the data itself (a view) where nothing is masked "
