@@ -32,7 +32,7 @@ from .random import PortableEpochs
 from .pytree import (LEAF, TreeDef, broadcast_prefix, flatten, flatten_as, keystr, leaf_paths,
                      unflatten)
 from .registry import RECORDERS, is_physical_type
-from .rules.ragged import is_ragged
+from .rules.ragged import is_ragged, returned_count
 from .tensor import BatchedTensor, is_plain_array, new_batched, plain_array, take_returned
 
 __all__ = ["vmap", "vmap_level", "VmapLevel", "VmapFunction", "FallbackVmapFunction",
@@ -1668,6 +1668,7 @@ def _batch_axis_at(v: Any, bdim: int, ax: Any, where: Callable[[], str]) -> Any:
 
 def _unwrap_leaf(level: Level, x: Any, ax: Any, where: Callable[[], str]) -> Any:
     """One output leaf: ``where()`` describes its out_axes entry for error messages."""
+    x = returned_count(x)
     if is_masked_batch(x) and x._level is level:  # one masked array, batch axes first
         outer = len(x._levels) - 1
         if not outer:

@@ -55,6 +55,12 @@ def is_ragged(x: Any) -> bool:
     return type(x) is Ragged
 
 
+def returned_count(x: Any) -> Any:
+    """What vmap stacks for ``x`` returned as it is: a ``Count`` is each example's count as a
+    batched integer (the loop stacks the examples' Python ints into int64); else ``x``."""
+    return x._batched() if type(x) is Count else x
+
+
 def _plain(v: Any) -> bool:
     """A physical value of a backend that can hold a ragged selection: NumPy's or CuPy's array
     (not a value batched at an outer level; not the ONNX recorder, whose shapes are fixed)."""
@@ -198,9 +204,11 @@ class Ragged:
         return self.values.ndim
 
     @property
-    def size(self) -> BatchedTensor:
-        """The element count of each example: a batched integer, not a Python int."""
-        return self.wrap(self.counts * math.prod(self._rest()))
+    def size(self) -> Count:
+        """Each example's element count, a ``Count``: the loop has a Python int, which
+        promotes as a weak scalar (``size * np.float32(2)`` is float32), which no batched
+        integer does, so only its truth and a count every example shares have a meaning."""
+        return Count(self, math.prod(self._rest()))
 
     @property
     def real(self) -> Ragged:
@@ -513,23 +521,24 @@ class Ragged:
 
 
 class Count:
-    """``x[m].shape[0]`` of a selection: each example's count, where the loop has an int.
+    """``x[m].shape[0]`` (or ``x[m].size``) of a selection: each example's count, where the
+    loop has a Python int.
 
     What has the loop's meaning: its truth (``if x[m].shape[0]:``: every example's count
     tested, as at any ``if`` on a batched value), and ``int()`` / ``operator.index()`` where
     every example holds the same count (as for any batched count). Everything else
     (arithmetic, comparisons, hashing) has no batched meaning: DataDependentError."""
 
-    __slots__ = ("_of",)
+    __slots__ = ("_of", "_per")
 
-    def __init__(self, of: Ragged):
-        self._of = of
+    def __init__(self, of: Ragged, per: int = 1):
+        self._of, self._per = of, per  # (per: the elements of one selected row, for .size)
 
     def _batched(self) -> BatchedTensor:
-        return self._of.wrap(self._of.counts)
+        return self._of.wrap(self._of.counts * self._per)
 
     def __bool__(self) -> bool:
-        return bool(self._of.wrap(self._of.counts != 0))
+        return bool(self._of.wrap(self._of.counts * self._per != 0))
 
     def __index__(self) -> int:
         return operator.index(self._batched())
