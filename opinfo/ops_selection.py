@@ -111,8 +111,10 @@ def where_samples(rng, dtype):
                       "promotion")
     yield SampleInput((c(3, 8)[:, ::2], a(3, 4), a(3, 4)), {}, "non-contiguous")
     yield SampleInput((c(3), a(4), a(4)), {}, "shapes do not broadcast (ValueError)")
-    yield SampleInput((mask(rng, (3, 4), 5),), {}, "one argument: nonzero",
-                      loop_reason="one-argument np.where is np.nonzero (data-dependent size)")
+    yield SampleInput((mask(rng, (3, 4), 5),), {}, "one argument: nonzero")
+    yield SampleInput((mask(rng, (6,), 2),), {}, "one argument, 1-d")
+    yield SampleInput((make_array(rng, (), np.bool_),), {}, "one argument, 0-d (ValueError)")
+    yield SampleInput((c(3, 4), a(3, 4)), {}, "x without y (ValueError)")
 
 
 # ---- selection: choose, select, compress, extract -----------------------------------------------

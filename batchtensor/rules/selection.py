@@ -35,6 +35,7 @@ from ._helpers import (align_front, align_pointwise, clip_mode, ensure_bdim, fla
                        logical_rank, logical_shape, move_bdim_to_front, ndim_of, pad_to_rank,
                        physical_axis, require, wrap_axis)
 from .indexing import flat_front, lift, mask_to_indices
+from .setops import nonzero_rule
 
 
 # ---- take, take_along_axis, where ---------------------------------------------------------------
@@ -162,7 +163,10 @@ def take_along_axis_rule(arr, arr_bdim, indices, indices_bdim, axis=-1):
 
 @batch_rule(np.where, fast=aligned_fast(np.where, 3, min_args=3))
 def where_rule(condition, condition_bdim, x=None, x_bdim=None, y=None, y_bdim=None, /):
-    require(x is not None and y is not None, "one-argument np.where (np.nonzero)")
+    if x is None and y is None:  # np.where(c) is np.asarray(c).nonzero()
+        return nonzero_rule(condition, condition_bdim)
+    if x is None or y is None:
+        raise ValueError("either both or neither of x and y should be given")  # (NumPy's)
     vals, bdim = align_pointwise([condition, x, y], [condition_bdim, x_bdim, y_bdim])
     return np.where(*vals), bdim
 
