@@ -236,7 +236,8 @@ def test_one_argument_where_with_different_counts_raises(rng):
     xs = rng.normal(size=(4, 6))
     with warnings.catch_warnings():
         warnings.simplefilter("ignore", bt.PerformanceWarning)
-        with pytest.raises(bt.BatchingError, match="different shapes|output size depends on the data"):
+        with pytest.raises(bt.BatchingError,
+                           match="different shapes|output size depends on the data"):
             bt.vmap(lambda x: np.where(x > 0))(xs)
 
 

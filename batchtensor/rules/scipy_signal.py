@@ -5,7 +5,8 @@ Batched filter coefficients (``b``, ``a`` of ``lfilter``, ``sos`` of ``sosfilt``
 example, so no compiled call serves the batch: the filter's recurrence runs in NumPy, one step
 per sample over the whole batch, with the compiled kernel's arithmetic (the same operations in
 the same order and dtype); where the signals are long for the batch's size, the compiled
-filter once per example costs less, and the rule calls that instead (``_recurrence_pays``). ``filtfilt`` with batched coefficients runs its own Python code on
+filter once per example costs less, and the rule calls that instead (``_recurrence_pays``).
+``filtfilt`` with batched coefficients runs its own Python code on
 the batched values (its ``lfilter`` calls then take that path). Other batched coefficients
 (breakpoints ``bp``, ``filtfilt(method="gust")``) run per example (correct, slow, warned).
 ``zi`` may be batched or not.
