@@ -245,6 +245,18 @@ def _gufunc_out_cases(uf):
     return cases
 
 
+def _vecdot_axis_samples(rng, dtype):
+    """``axis=``: the one shared core dimension at that axis of each operand (astropy's
+    sigma clipping calls its own gufunc so)."""
+    a = lambda *s: make_array(rng, s, dtype)  # noqa: E731
+    yield SampleInput((a(3, 4), a(3, 4)), {"axis": 0}, "axis=0")
+    yield SampleInput((a(2, 3, 4), a(3, 4)), {"axis": -2}, "axis=-2, broadcast")
+    yield SampleInput((a(4, 3), a(3,)), {"axis": -1}, "axis=-1, 1-d second")
+    yield SampleInput((a(0, 3), a(0, 3)), {"axis": 0}, "size-0 core")
+    yield SampleInput((a(3, 4), a(3, 4)), {"axis": 2}, "axis out of range (AxisError)",
+                      loop_reason="NumPy's AxisError, raised by the per-example loop")
+
+
 def _gufunc_ops():
     ops = []
     for uf in GUFUNCS:
@@ -252,6 +264,8 @@ def _gufunc_ops():
                           dtypes=(np.float64, np.int64, np.complex128)))
         ops.append(OpInfo(f"ufunc.{uf.__name__}.out", uf, out_variant(uf, _gufunc_out_cases(uf)),
                           "boxed", dtypes=(np.float64,), inplace=2))
+    ops.append(OpInfo("ufunc.vecdot.axis", np.vecdot, _vecdot_axis_samples, "boxed",
+                      covers=np.vecdot, dtypes=(np.float64, np.int64)))
     return ops
 
 

@@ -13,6 +13,8 @@ import re
 from functools import lru_cache, partial
 from typing import Any, Mapping, Sequence
 
+import numpy as np
+
 from ..errors import unbatched_out_error
 from ..plumbing import scan_level, unwrap, wrap
 from ..registry import (ARRAY, RECORDERS, BoxedKind, OpEntry, Path, binder_from_signature,
@@ -53,10 +55,17 @@ def gufunc_call(ufunc, inputs: Sequence, kwargs: dict) -> Any:
     if RECORDERS:
         record(ufunc, Path.BOXED)
     name = op_name(ufunc)
-    require(not ({"axes", "axis", "keepdims"} & set(kwargs)),
-            f"{name}: axes=/axis=/keepdims= of a generalised ufunc")
-    core_in, _ = parse_signature(ufunc.signature)
+    require(not ({"axes", "keepdims"} & set(kwargs)),
+            f"{name}: axes=/keepdims= of a generalised ufunc")
+    core_in, core_out = parse_signature(ufunc.signature)
     pairs = [unwrap(x, level) for x in inputs]
+    if "axis" in kwargs:  # one shared core dimension, at ``axis`` of each operand that has it
+        kwargs = dict(kwargs)
+        axis = kwargs.pop("axis")
+        require(all(len(d) <= 1 for d in core_in) and not any(core_out) and out is None,
+                f"{name}: axis= with outputs that have core dimensions, or out=")
+        pairs = [(_core_last(v, b, axis), None if b is None else 0) if len(d) == 1 else (v, b)
+                 for (v, b), d in zip(pairs, core_in)]
     for (v, b), dims in zip(pairs, core_in):
         require(logical_rank(v, b) >= len(dims), f"{name}: operand with missing core dims")
     vals = align_core([v for v, _ in pairs], [b for _, b in pairs], [len(d) for d in core_in])
@@ -76,6 +85,15 @@ def gufunc_call(ufunc, inputs: Sequence, kwargs: dict) -> Any:
     if ufunc.nout == 1:
         return wrap(res, 0, level)
     return tuple(wrap(r, 0, level) for r in res)
+
+
+def _core_last(v: Any, bdim: int | None, axis: Any) -> Any:
+    """``v`` with the example's ``axis`` (its core dimension) last, the batch axis first."""
+    nd = logical_rank(v, bdim)
+    require(isinstance(axis, int) and -nd <= axis < nd, "a gufunc's axis= out of range")
+    if bdim is None:
+        return np.moveaxis(v, axis, -1)
+    return np.moveaxis(move_bdim_to_front(v, bdim), 1 + axis % nd, -1)
 
 
 def _variadic_handler(core_ranks: Mapping[str, int], entry, level, values, extra, extra_kw):
