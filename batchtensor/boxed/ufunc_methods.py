@@ -9,8 +9,8 @@ import numpy as np
 
 from ..errors import unbatched_out_error
 from ..plumbing import innermost, scan_level, unwrap, wrap
-from ..registry import RECORDERS, Path, op_name, record, slots
-from ..tensor import BatchedTensor, is_plain_array
+from ..registry import RECORDERS, Path, is_physical_type, op_name, record, slots
+from ..tensor import is_plain_array
 from ..rules._helpers import (NoValue, as_array, dry_run, ensure_bdim, logical_rank,
                               move_bdim_to_front, pad_to_rank, physical_axis, require, wrap_axis)
 from .reduction import REDUCE, SCAN, reduce_physical
@@ -149,8 +149,7 @@ def _index_kind(i) -> str:
         return "ellipsis"
     if isinstance(i, list) or is_plain_array(i):
         return "array"
-    if type(i) is not BatchedTensor and hasattr(type(i), "__array_function__") \
-            and hasattr(i, "dtype"):
+    if is_physical_type(type(i)):
         return "array"  # an unbatched array of another backend (CuPy)
     return "other"
 
