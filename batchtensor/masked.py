@@ -2073,6 +2073,38 @@ def _intercept_writeable_questions() -> None:
             conversions.intercept(mod, "is_writeable_array", _writeable_answer(original))
 
 
+# ---- array-api-compat's question of whether an array is lazy ------------------------------------
+_LAZY_SUFFIX = "array_api_compat.common._helpers"
+_lazy_modules_found: set = set()
+
+
+def _lazy_answer(original: Callable) -> Callable:
+    """array-api-compat's ``is_lazy_array(x)`` probes an array type it does not know with
+    ``bool()`` of one element, and calls it lazy where that raises, as ``bool()`` of a
+    batched value does where the examples disagree; SciPy's statistics then skip their
+    axis handling (``_axis_nan_policy``) and compute along another axis than the loop's.
+    The loop's examples are NumPy arrays, not lazy: so is a batched value."""
+    def _is_lazy_cls(cls: type) -> Any:
+        if cls is BatchedTensor or cls is BatchedMaskedArray:
+            return False
+        return original(cls)
+
+    _is_lazy_cls.__wrapped__ = original  # type: ignore[attr-defined]
+    return _is_lazy_cls
+
+
+def _intercept_lazy_questions() -> None:
+    """Intercept ``_is_lazy_cls`` (which ``is_lazy_array`` reads from its module globals) in
+    the copies of array-api-compat imported since the last look."""
+    for key, mod in list(sys.modules.items()):
+        if not key.endswith(_LAZY_SUFFIX) or key in _lazy_modules_found:
+            continue
+        _lazy_modules_found.add(key)
+        original = vars(mod).get("_is_lazy_cls")
+        if callable(original):
+            conversions.intercept(mod, "_is_lazy_cls", _lazy_answer(original))
+
+
 def _install() -> None:
     for name in np.ma.__all__:
         fn = getattr(np.ma, name)
@@ -2095,6 +2127,7 @@ def _install() -> None:
     conversions.CONVERTERS[BatchedMaskedArray] = _converted
     VIEW_AS_MASKED.add(BatchedMaskedArray)
     conversions.on_new_modules.append(_intercept_writeable_questions)
+    conversions.on_new_modules.append(_intercept_lazy_questions)
 
 
 _install()
