@@ -379,7 +379,8 @@ class VmapFunction:
                     return self._unmapped_writes(leaves, axes, treedef, kwargs, size, offset,
                                                  e, scope)
                 if type(e) is ControlFlowError and e.level is first[0] and e.truth is not None:
-                    out = self._split(leaves, axes, treedef, kwargs, offset, e.truth, scope)
+                    out = self._split(leaves, axes, treedef, kwargs, size, offset, e.truth,
+                                      scope)
                     if out is not _NO_SPLIT:
                         if chunks is not None:
                             chunks.append(False)  # the groups ran on copies: nothing written
@@ -416,7 +417,8 @@ class VmapFunction:
             return self._run(leaves, axes, treedef, kwargs, size, offset, chunks)
 
     def _split(self, leaves: Sequence[Any], axes: list[Any], treedef: TreeDef | None,
-               kwargs: dict[str, Any], offset: int, truth: NDArray[np.bool_], scope: Any) -> Any:
+               kwargs: dict[str, Any], size: int, offset: int, truth: NDArray[np.bool_],
+               scope: Any) -> Any:
         """The examples disagree at an ``if`` / ``while`` (``truth``: each one's answer): run
         ``f`` again on each group of examples that agree, vectorised, splitting a group again
         where its examples disagree further on, and put the groups' results back in the
@@ -426,9 +428,16 @@ class VmapFunction:
         leaves the others as groups of their own; a pass whose results cannot be used (it
         raised, or met a floating-point error) leaves every group it made (``_left_behind``).
 
+        Inside other vmaps the examples are cells, one example of this vmap for one of every
+        level open around it (``dispatch.truth_value``): only this vmap splits, the levels
+        around it see one pass. A group is then a set of cells, which a pass runs as the
+        examples of this vmap they hold, for every outer example, only its own cells active
+        (``GroupPass``); the results are put back cell by cell.
+
         A group of one example, and every example still waiting once splitting stops paying,
         runs once per example instead (``_one_by_one``), on copies too, and joins the groups'
-        results. Splitting stops paying past ``max(8, size // 16)`` passes, or, past 8 (or
+        results (inside other vmaps a cell alone gets a pass of its own). Splitting stops
+        paying past ``max(8, size // 16)`` passes, or, past 8 (or
         before, while no group of two or more has finished), once the passes took more than
         the examples that groups finished would have taken alone, plus a twentieth of what
         all of them would (the time per example of the first ``min(16, size // 8)`` run
@@ -442,18 +451,22 @@ class VmapFunction:
         per-example run for another reason, a group that writes into an argument (the loop's
         examples are views of the caller's arrays, with their layout, which copies cannot
         stand for), results that do not line up, no group finished vectorised. Otherwise
-        ``(result, groups)``."""
-        if self.randomness != "error" or any(
-                ax is not None and not is_plain_array(leaf) for leaf, ax in zip(leaves, axes)):
+        ``(result, groups)``. An error that an outer level's vmap handles is raised."""
+        outer = active_levels()  # (this vmap's level is closed: the levels around it)
+        n_out = int(np.prod([lv.size or 0 for lv in outer]))
+        if self.randomness != "error" or len(truth) != n_out * size or any(
+                ax is not None and not _splittable(leaf) for leaf, ax in zip(leaves, axes)):
             return _NO_SPLIT
-        every = np.arange(len(truth))
+        cells = len(truth)
+        every = np.arange(cells)
         clock = time.perf_counter
-        # (the examples' indices, their result, the rows of it that are theirs or None for all)
-        groups: list[tuple[NDArray[np.intp], Any, NDArray[np.intp] | None]] = []
+        # (the cells, the result of their pass, its examples of this vmap, the pass's cells
+        # that are theirs or None for all)
+        groups: list[_Group] = []
         # what one example costs run alone (a few run, for a fixed cost spread over them;
         # the first half untimed: a process's first per-example run can cost tens of times
         # the next, which would let splitting take that many times too long)
-        k = min(_PROBE, len(truth) // _MIN_GROUPS)
+        k = min(_PROBE, size // _MIN_GROUPS) if n_out == 1 else 0
         per_example = np.inf
         for probe_part in (every[:k // 2], every[k // 2:k]):
             if not len(probe_part):
@@ -463,41 +476,49 @@ class VmapFunction:
             if probe is _NO_SPLIT:
                 return _NO_SPLIT
             per_example = (clock() - start) / len(probe_part)
-            groups.append((probe_part, probe, None))
+            groups.append((probe_part, probe, probe_part, None))
         # (a stack: the examples that answered False go first, which leave a `while`, so that
         # groups finish, and pay for later passes, early; each with whether its pass may go on
         # past a disagreement, ``GroupPass``)
         parts = [(p, True) for p in (every[k:][truth[k:]], every[k:][~truth[k:]]) if len(p)]
-        budget = max(_MIN_GROUPS, len(truth) // _EXAMPLES_PER_GROUP)
+        budget = max(_MIN_GROUPS, cells // _EXAMPLES_PER_GROUP)
         alone = []  # the examples to run one by one
         passes = finished = 0
         spent = 0.0
         sub = leaves
         while parts:
             part, goes_on = parts.pop()
-            if len(part) == 1 or passes >= budget or (
+            if (len(part) == 1 and n_out == 1) or passes >= budget or (
                     (passes >= _MIN_GROUPS or not finished)
-                    and spent > per_example * (_SPLIT_SHARE * len(truth) + finished)):
+                    and spent > per_example * (_SPLIT_SHARE * cells + finished)):
                 alone.append(part)
                 continue
             passes += 1
-            sub = [_read_only(leaf) if ax is None else _examples(leaf, part, ax)
+            # the examples of this vmap the cells hold, and the cells of a pass over them
+            cols = np.unique(part % size) if n_out > 1 else part
+            in_pass = (np.arange(n_out)[:, None] * size + cols).reshape(-1)
+            active = np.searchsorted(in_pass, part) if len(part) < len(in_pass) else None
+            sub = [_read_only(leaf) if ax is None else _examples(leaf, cols, ax)
                    for leaf, ax in zip(leaves, axes)]
             first: list[Level] = []
-            group_pass = GroupPass() if goes_on else None
+            group_pass = GroupPass(active, goes_on) if goes_on or active is not None else None
             start = clock()
             try:
-                out = self._vectorised(sub, axes, treedef, kwargs, len(part), offset, first,
+                out = self._vectorised(sub, axes, treedef, kwargs, len(cols), offset, first,
                                        group_pass)
             except Exception as e:  # noqa: BLE001 -- the per-example run gives the loop's answer
-                if group_pass is not None and group_pass.active is not None:
+                if _outer_error(e):
+                    raise  # the vmap around this one handles it
+                if group_pass is not None and group_pass.left:
                     # it may be an example left behind that raised: each group on its own
-                    parts.extend(_left_behind(part, group_pass, e, first))
+                    parts.extend(_left_behind(in_pass, group_pass, e, first))
                     continue
                 if type(e) is not ControlFlowError or not first or e.level is not first[0] \
                         or e.truth is None:
                     return _NO_SPLIT
-                parts.extend((p, True) for p in (part[e.truth], part[~e.truth]) if len(p))
+                mine = in_pass if active is None else in_pass[active]
+                said = e.truth if active is None else e.truth[active]
+                parts.extend((p, True) for p in (mine[said], mine[~said]) if len(p))
                 continue
             finally:
                 spent += clock() - start
@@ -506,23 +527,27 @@ class VmapFunction:
             rows = None
             if group_pass is not None and group_pass.active is not None:
                 if group_pass.floating_error:
-                    parts.extend(_left_behind(part, group_pass, None, first))
+                    if not group_pass.left:  # (from cells it did not run for: no telling)
+                        return _NO_SPLIT
+                    parts.extend(_left_behind(in_pass, group_pass, None, first))
                     continue
                 rows = group_pass.active
-                parts.extend((part[g], True) for g in group_pass.left)
-            groups.append((part if rows is None else part[rows], out, rows))
-            done = len(part) if rows is None else len(rows)
-            if done > 1:  # (one example a pass finishes alone does not pay for the pass)
-                finished += done
+                parts.extend((in_pass[g], True) for g in group_pass.left)
+            done = in_pass if rows is None else in_pass[rows]
+            groups.append((done, out, cols, rows))
+            if len(done) > 1:  # (one example a pass finishes alone does not pay for the pass)
+                finished += len(done)
         if not finished:  # every example alone: the plain per-example rerun, on the arguments
             return _NO_SPLIT
         if alone:
             rest = np.sort(np.concatenate(alone))
-            out = self._one_by_one(leaves, axes, treedef, kwargs, rest, offset, scope)
+            cols = np.unique(rest % size) if n_out > 1 else rest
+            out = self._one_by_one(leaves, axes, treedef, kwargs, cols, offset, scope)
             if out is _NO_SPLIT:
                 return _NO_SPLIT
-            groups.append((rest, out, None))
-        merged = _merge_groups(groups, self.out_axes)
+            in_pass = (np.arange(n_out)[:, None] * size + cols).reshape(-1)
+            groups.append((rest, out, cols, np.searchsorted(in_pass, rest)))
+        merged = _merge_groups(groups, self.out_axes, outer, cells)
         if merged is _NO_SPLIT:
             return _NO_SPLIT
         return _synced(merged, sub, leaves, axes), len(groups)
@@ -534,12 +559,15 @@ class VmapFunction:
         on the caller's arrays then does what the loop does)."""
         sub = [_read_only(leaf) if ax is None else _examples(leaf, part, ax)
                for leaf, ax in zip(leaves, axes)]
-        before = [None if ax is None else leaf.copy() for leaf, ax in zip(sub, axes)]
+        before = [None if ax is None else _innermost(leaf).copy()
+                  for leaf, ax in zip(sub, axes)]
         try:
             out = self._per_example(sub, axes, treedef, kwargs, len(part), offset, scope)
-        except Exception:  # noqa: BLE001 -- the per-example run raises the loop's error
+        except Exception as e:  # noqa: BLE001 -- the per-example run raises the loop's error
+            if _outer_error(e):
+                raise  # the vmap around this one handles it
             return _NO_SPLIT
-        if not all(b is None or _same(b, leaf) for b, leaf in zip(before, sub)):
+        if not all(b is None or _same(b, _innermost(leaf)) for b, leaf in zip(before, sub)):
             return _NO_SPLIT
         return out
 
@@ -1092,11 +1120,30 @@ _SPLIT_SHARE = 0.05  # of the examples' time alone, what passes may take unpaid 
 _PROBE = 16  # examples run alone to time one (_split)
 
 
-def _examples(leaf: NDArray[Any], part: NDArray[np.intp], ax: int) -> NDArray[Any]:
-    """A copy of the examples ``part`` of ``leaf`` along ``ax``, read-only where it is."""
+def _examples(leaf: Any, part: NDArray[np.intp], ax: int) -> Any:
+    """A copy of the examples ``part`` of ``leaf`` along ``ax``, read-only where it is (a
+    value of a vmap around this one: its examples along that axis of each of its own)."""
+    if type(leaf) is BatchedTensor:
+        b = leaf._bdim
+        return new_batched(_examples(leaf._value, part, ax + (ax >= b)), b, leaf._level)
     taken = np.take(leaf, part, axis=ax)
     taken.flags.writeable = leaf.flags.writeable
     return taken
+
+
+def _splittable(leaf: Any) -> bool:
+    """A mapped argument whose examples ``_examples`` copies: a NumPy array, or a value of
+    the vmaps around this one that holds one."""
+    return is_plain_array(_innermost(leaf))
+
+
+def _outer_error(e: BaseException) -> bool:
+    """Whether ``e`` is for a level still open once this vmap's pass closed: a vmap around
+    this one handles it (its examples disagree, a value of its converts), which a run of this
+    vmap's groups or examples would meet again."""
+    found = rerun_reason(e)
+    return found is not None and found[0] is not None \
+        and any(found[0] is lv for lv in active_levels())
 
 
 def _leaf_out_axes(out_axes: Any, tree: Any, n: int) -> list[Any]:
@@ -1108,10 +1155,10 @@ def _leaf_out_axes(out_axes: Any, tree: Any, n: int) -> list[Any]:
 
 def _left_behind(part: NDArray[np.intp], group_pass: GroupPass, e: BaseException | None,
                  first: list[Level]) -> list[tuple[NDArray[np.intp], bool]]:
-    """The groups of ``part`` that a ``GroupPass`` whose results cannot be used had split it
-    into, each to run on its own: the ones it left behind, and the one it still followed,
-    split by ``e`` where that is its examples' disagreement (else on a plain pass, which
-    stops where its examples disagree)."""
+    """The groups of ``part`` (the cells of a pass) that a ``GroupPass`` whose results cannot
+    be used had split it into, each to run on its own: the ones it left behind, and the one it
+    still followed, split by ``e`` where that is its examples' disagreement (else on a pass
+    that stops where its examples disagree)."""
     groups = [(part[g], True) for g in group_pass.left]
     active = cast(NDArray[np.intp], group_pass.active)  # (a pass that went on: it is set)
     if type(e) is ControlFlowError and first and e.level is first[0] and e.truth is not None:
@@ -1120,39 +1167,79 @@ def _left_behind(part: NDArray[np.intp], group_pass: GroupPass, e: BaseException
     return groups + [(part[active], False)]
 
 
-def _merge_groups(groups: list[tuple[NDArray[np.intp], Any, NDArray[np.intp] | None]],
-                  out_axes: Any) -> Any:
-    """The groups' results (each batched along ``out_axes`` over its examples) as one result
-    over every example, in their order; ``_NO_SPLIT`` where the groups' results do not line
-    up (another structure, a leaf that is no array, other shapes). A group is ``(its examples,
-    the result of its pass, the rows of that result that are theirs or None for all)``."""
-    parts, outs, rows = [g[0] for g in groups], [g[1] for g in groups], [g[2] for g in groups]
-    size = sum(len(p) for p in parts)
-    first = min(range(len(parts)), key=lambda k: parts[k].min())  # holds example 0
+#: one group of ``VmapFunction._split``: its cells, the result of its pass, the examples of the
+#: vmap that pass ran, and which of the pass's cells (one per outer example and example run,
+#: outermost first) are the group's (None: all)
+_Group = tuple[NDArray[np.intp], Any, NDArray[np.intp], NDArray[np.intp] | None]
+
+
+def _merge_groups(groups: list[_Group], out_axes: Any, outer: Sequence[Level],
+                  cells: int) -> Any:
+    """The groups' results (each batched along ``out_axes`` over the examples its pass ran,
+    and at the ``outer`` levels) as one result over every cell, in their order;
+    ``_NO_SPLIT`` where the groups' results do not line up (another structure, a leaf that is
+    no array, other shapes)."""
+    outs = [g[1] for g in groups]
+    sizes = tuple(cast(int, lv.size) for lv in outer)
+    n_out = int(np.prod(sizes))
+    size = cells // n_out
+    first = min(range(len(groups)), key=lambda k: groups[k][0].min())  # holds example 0
     td = flatten(outs[first])[1]  # (its structure, a dict's key order: the loop's result's)
     flat = []
     for o in outs:
         leaves = flatten_as(o, td)  # (a dict's values by key: the groups may order keys apart)
         if leaves is None:
             return _NO_SPLIT
-        flat.append((leaves, td))
-    axes = _leaf_out_axes(out_axes, outs[first], len(flat[0][0]))
+        flat.append(leaves)
+    axes = _leaf_out_axes(out_axes, outs[first], len(flat[0]))
     merged = []
     for j, ax in enumerate(axes):
-        column = [f[0][j] for f in flat]
-        if ax is None:  # the loop keeps the first example's
+        column = [f[j] for f in flat]
+        if ax is None and n_out == 1:  # the loop keeps the first example's
             merged.append(column[first])
             continue
-        if not all(type(c) is np.ndarray for c in column):
+        maybe = [_cells_front(c, ax, outer) for c in column]
+        fronts = [f for f in maybe if f is not None]
+        if len(fronts) < len(maybe) or any(f.shape[1:] != fronts[0].shape[1:] for f in fronts):
             return _NO_SPLIT
-        fronts = [np.moveaxis(c, ax, 0) for c in column]
-        if any(f.shape[1:] != fronts[0].shape[1:] for f in fronts):
-            return _NO_SPLIT
-        out = np.empty((size,) + fronts[0].shape[1:], np.result_type(*column))
-        for part, f, r in zip(parts, fronts, rows):
-            out[part] = f if r is None else f[r]
-        merged.append(np.moveaxis(out, 0, ax % column[0].ndim))
+        rest = fronts[0].shape[1:]
+        if ax is None:  # each outer example keeps its first example's
+            out = np.empty((n_out,) + rest, np.result_type(*fronts))
+            for (done, _, cols, rows), f in zip(groups, fronts):
+                firsts = done[done % size == 0] // size
+                out[firsts] = f[firsts]
+            merged.append(_wrap_outer(out.reshape(sizes + rest), outer))
+            continue
+        out = np.empty((cells,) + rest, np.result_type(*fronts))
+        for (done, _, cols, rows), f in zip(groups, fronts):
+            out[done] = f if rows is None else f[rows]
+        out = _wrap_outer(out.reshape(sizes + (size,) + rest), outer)
+        merged.append(np.moveaxis(out, 0, ax % (len(rest) + 1)))
     return unflatten(td, merged)
+
+
+def _cells_front(c: Any, ax: int | None, outer: Sequence[Level]) -> NDArray[Any] | None:
+    """One result leaf of a group's pass as a plain array of a row per cell of that pass
+    (outer examples first; ``ax`` None: a row per outer example); None where it is no
+    array."""
+    for lv in reversed(outer):
+        c = unwrap_outputs(lv, c, 0)
+    if type(c) is not np.ndarray:
+        return None
+    a: NDArray[Any] = c
+    m = len(outer)
+    if ax is not None:
+        a = np.moveaxis(a, m + ax % (a.ndim - m), m)
+        m += 1
+    return a.reshape((int(np.prod(a.shape[:m])),) + a.shape[m:])
+
+
+def _wrap_outer(out: NDArray[Any], outer: Sequence[Level]) -> Any:
+    """``out``, whose leading axes are the ``outer`` levels' examples, batched at them."""
+    value: Any = out
+    for lv in outer:
+        value = new_batched(value, 0, lv)
+    return value
 
 
 def _shared_write(e: BaseException, level: Level) -> SharedWriteError:

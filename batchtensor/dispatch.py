@@ -32,7 +32,7 @@ from .registry import (ALIASES, ARRAY, ARRAYS, PER_EXAMPLE, RECORDERS, REGISTRY,
                        defers_to_us, op_name, record, slots)
 from .scalars import (ARRAY_0D, Array0d, detach_from_scalars, mark_array0d,
                       refuse_scalar_targets, scalar_args)
-from .levels import note_write
+from .levels import Level, active_levels, note_write
 from .tensor import BatchedTensor, ndarray_fill, scalar_per_example
 
 __all__ = ["function_call", "ufunc_call", "truth_value", "setitem", "note_writes",
@@ -330,17 +330,30 @@ def truth_value(x: BatchedTensor) -> bool:
             "truth value from. Avoid Python control flow on batched values (use np.where)."
         )
     value = x._value
-    group_pass = x._level.group_pass
-    if group_pass is not None and type(value) is np.ndarray:
-        # only the examples the pass still follows answer (``GroupPass``)
+    level = x._level
+    truth = None
+    stack = active_levels()
+    if len(stack) > 1:  # vmaps inside vmaps: the examples of every level open are cells
+        cells = _cell_truth(x, stack)
+        if cells is not None:
+            level, truth = cells
+    elif type(value) is np.ndarray:
         truth = np.moveaxis(value, x._bdim, 0).reshape(n).astype(bool)
+    group_pass = level.group_pass
+    if truth is not None and group_pass is not None:
+        # only the examples the pass still follows answer (``GroupPass``)
         agreed = group_pass.agreed(truth)
         if agreed is not None:
             return agreed
-        if not caught_on_the_way(x._level.pass_frame):
+        if not caught_on_the_way(level.pass_frame):
             side = group_pass.follow(truth)
             if side is not None:
                 return side
+    elif truth is not None:
+        if truth.all():
+            return True
+        if not truth.any():
+            return False
     elif bool(np.all(value)):
         return True
     elif not bool(np.any(value)):
@@ -349,11 +362,43 @@ def truth_value(x: BatchedTensor) -> bool:
         "data-dependent control flow: bool() of a batched value is True for some examples and "
         "False for others, so a Python `if`/`while` on it would take different branches per "
         "example. Compute both branches and select with np.where(cond, a, b); or, unless "
-        "fallback='error', bt.vmap reruns the function once per example.", x._level
+        "fallback='error', bt.vmap reruns the function once per example.", level
     )
-    if type(value) is np.ndarray:  # each example's truth value (vmap splits the batch by it)
-        e.truth = np.moveaxis(value, x._bdim, 0).reshape(n).astype(bool)
+    e.truth = truth  # each example's (cell's) truth value: vmap splits the batch by it
     raise e
+
+
+def _cell_truth(x: BatchedTensor, stack: tuple[Level, ...]) -> tuple[Level, Any] | None:
+    """``bool(x)`` (one element per example) inside nested vmaps: the innermost level open at
+    which ``x`` is batched answers (a level of one example of a rerun aside), for each *cell*:
+    one example of every level open up to it (outermost first, flattened; ``x`` is the same
+    along a level it is not batched at), since that level's vmap can run its examples for
+    some cells only (``GroupPass``). The levels inside it see no disagreement: their examples
+    agree. None where that cannot be told (another backend, a level of no known size or
+    none)."""
+    axis_of: dict[int, int] = {}  # level id -> its axis in the physical array
+    v: Any = x
+    while type(v) is BatchedTensor:
+        b = v._bdim
+        axis_of = {i: a + (a >= b) for i, a in axis_of.items()}
+        axis_of[v._level.id] = b
+        v = v._value
+    if type(v) is not np.ndarray:
+        return None
+    k = len(stack) - 1
+    while k and (stack[k].per_example or stack[k].id not in axis_of):
+        k -= 1
+    grid = stack[:k + 1]
+    sizes = [lv.size or 0 for lv in grid]
+    if not all(sizes):  # (size 0: the old path raises as for one level)
+        return None
+    ids = {lv.id for lv in grid}
+    if any(i not in ids and v.shape[a] != 1 for i, a in axis_of.items()):
+        return None
+    there = [lv for lv in grid if lv.id in axis_of]
+    t = np.moveaxis(v, [axis_of[lv.id] for lv in there], range(len(there)))
+    t = t.reshape([s if lv.id in axis_of else 1 for lv, s in zip(grid, sizes)])
+    return grid[-1], np.broadcast_to(t, sizes).reshape(-1).astype(bool)
 
 
 def caught_on_the_way(stop) -> bool:

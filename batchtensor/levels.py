@@ -136,15 +136,25 @@ class GroupPass:
     reads. Such a value may hold what NumPy's floating-point checks stop at (``log`` of a
     negative): those are watched from the first disagreement on (``floating_error``), and a
     pass that met one is not used, since the loop would have warned or raised only for an
-    active example. A pass that raises is not used either (``api``: its groups run again)."""
+    active example. A pass that raises is not used either (``api``: its groups run again).
 
-    __slots__ = ("active", "left", "floating_error", "_errstate")
+    In a vmap inside another one the examples are *cells*: one per example of every level
+    open around the pass and of its own (``truth_value`` flattens them, outermost first). A
+    pass runs some of its vmap's examples for every outer one, so it may start with only some
+    cells ``active`` (the others are computed on a path they may not take): it then watches
+    NumPy's floating-point errors from the start. ``goes_on=False``: the pass answers where
+    its active cells agree and stops where they do not."""
 
-    def __init__(self) -> None:
-        self.active: NDArray[np.intp] | None = None
+    __slots__ = ("active", "left", "floating_error", "goes_on", "_errstate")
+
+    def __init__(self, active: NDArray[np.intp] | None = None, goes_on: bool = True) -> None:
+        self.active = active
         self.left: list[NDArray[np.intp]] = []
         self.floating_error = False
+        self.goes_on = goes_on
         self._errstate: tuple[Any, Any, Any] | None = None
+        if active is not None:
+            self._watch_floating_errors()
 
     def agreed(self, truth: NDArray[np.bool_]) -> bool | None:
         """``bool()`` of a value whose examples answer ``truth`` (a boolean per example): the
@@ -158,7 +168,9 @@ class GroupPass:
         took, and the others left behind; None (the pass stops there) where that side holds
         fewer than a sixteenth of the pass's examples: going on would compute all of them
         for those few (examples that each take a path of their own would make every pass run
-        to its end)."""
+        to its end), or where the pass does not go on."""
+        if not self.goes_on:
+            return None
         active = np.arange(len(truth)) if self.active is None else self.active
         said = truth[active]
         yes = int(np.count_nonzero(said))

@@ -218,6 +218,7 @@ def counted(f):
         calls.append(1)
         return f(*args)
 
+    wrapper.__name__ = f.__name__
     return wrapper, calls
 
 
@@ -560,3 +561,256 @@ def test_dict_subclasses_in_and_out_keep_their_type():
     od = bt.vmap(lambda d: collections.OrderedDict(b=d["b"], a=d["a"]))(
         collections.OrderedDict(a=xs, b=-xs))
     assert type(od) is collections.OrderedDict and list(od) == ["b", "a"]
+
+
+# ---- nested vmaps: only the level whose examples disagree splits --------------------------------
+def rows_and_columns(n_outer, n_inner, inner_signs=None, outer_signs=None):
+    """A grid of examples of 4 values about 1, whose sum's sign is the product of a sign per
+    inner example (the same in every row) and a sign per outer example."""
+    grid = 1.0 + 0.1 * np.abs(RNG.normal(size=(n_outer, n_inner, 4)))
+    if inner_signs is not None:
+        grid *= np.reshape(inner_signs, (1, n_inner, 1))
+    if outer_signs is not None:
+        grid *= np.reshape(outer_signs, (n_outer, 1, 1))
+    return grid
+
+
+def mapped(grid, in_axes):
+    """The grid of examples with both batch axes at ``in_axes`` (outer first)."""
+    return grid if in_axes == 0 else np.moveaxis(grid, (0, 1), (-1, -2))
+
+
+def test_nested_only_the_inner_level_disagrees_splits_the_inner_vmap():
+    """Every outer example agrees, the inner ones do not: the outer function runs once, the
+    inner vmap runs each of its two groups for every outer example at once."""
+    grid = rows_and_columns(3, 6, inner_signs=[1, -1, 1, 1, -1, 1])
+    f, calls = counted(branchy)
+    outer, outer_calls = counted(bt.vmap(f))
+    with pytest.warns(bt.PerformanceWarning, match=GROUPS):
+        got = bt.vmap(outer)(grid)
+    assert_same(got, loop_vmap(loop_vmap(branchy))(grid))
+    assert len(outer_calls) == 1
+    assert len(calls) == 1 + 2  # the first pass, then one pass per group
+
+
+def test_nested_only_the_outer_level_disagrees_splits_the_outer_vmap():
+    """A value of the outer level only, asked inside the inner vmap: the outer vmap splits its
+    examples into groups, and the inner one runs vectorised in each."""
+    def outer(x, ys):
+        def inner(y):
+            return y * 2.0 if x.sum() > 0 else -y
+        return bt.vmap(inner)(ys)
+
+    def outer_loop(x, ys):
+        return loop_vmap(lambda y: y * 2.0 if x.sum() > 0 else -y)(ys)
+
+    xs = rows_and_columns(6, 1, outer_signs=[1, -1, -1, 1, 1, -1])[:, 0]
+    ys = RNG.normal(size=(6, 5, 3))
+    g, calls = counted(outer)
+    with pytest.warns(bt.PerformanceWarning, match=r"vmap\(outer\).*" + GROUPS):
+        got = bt.vmap(g)(xs, ys)
+    assert_same(got, loop_vmap(outer_loop)(xs, ys))
+    assert len(calls) == 1 + 2
+
+
+def sqrt_of_abs(x):
+    return newton_sqrt_rows(np.abs(x) ** 7)  # the step count varies with the example
+
+
+@pytest.mark.parametrize("in_axes", [0, -1])
+@pytest.mark.parametrize("f", [branchy, nested_ifs, sqrt_of_abs, two_outputs],
+                         ids=lambda f: f.__name__)
+def test_nested_both_levels_disagree(f, in_axes):
+    """Examples disagree along both levels (no two rows alike): the inner vmap runs each
+    group of cells (one example of each level) for every outer example, only those cells
+    followed, and puts the results back cell by cell; the outer function runs once."""
+    grid = rows_and_columns(4, 5)
+    grid *= np.where(RNG.random(size=(4, 5, 1)) < 0.5, -1.0, 1.0)
+    grid[..., 1] *= np.where(RNG.random(size=(4, 5)) < 0.5, -1.0, 1.0)
+    xs = mapped(grid, in_axes)
+    outer, outer_calls = counted(bt.vmap(f, in_axes=in_axes))
+    with pytest.warns(bt.PerformanceWarning, match=GROUPS):
+        got = bt.vmap(outer, in_axes=in_axes)(xs)
+    assert_same(got, loop_vmap(loop_vmap(f, in_axes), in_axes)(xs))
+    assert len(outer_calls) == 1
+
+
+@pytest.mark.parametrize("shape", [(1, 6), (6, 1), (1, 1), (2, 3)])
+def test_nested_batches_of_one_and_a_few(shape):
+    grid = rows_and_columns(*shape)
+    grid *= np.where(RNG.random(size=shape + (1,)) < 0.5, -1.0, 1.0)
+    got = _quiet(bt.vmap(bt.vmap(nested_ifs)), grid)
+    assert_same(got, loop_vmap(loop_vmap(nested_ifs))(grid))
+
+
+@pytest.mark.parametrize("shape", [(0, 3, 4), (3, 0, 4)])
+def test_nested_batch_of_zero_raises_the_clear_error(shape):
+    """No example at some level: there is no truth value to take, and the loop's np.stack of
+    no results fails too."""
+    with pytest.raises(bt.BatchingError, match="batch size 0"):
+        _quiet(bt.vmap(bt.vmap(branchy)), np.zeros(shape))
+
+
+def test_nested_three_levels_and_out_axes():
+    grid = RNG.normal(size=(2, 3, 4, 3))
+
+    def f(x):  # the second result is the same for every example of a branch
+        if x.sum() > 0:
+            return x * 2.0, 1.0
+        return -x, 2.0
+
+    got = _quiet(bt.vmap(bt.vmap(bt.vmap(f, out_axes=(1, None))), out_axes=1), grid)
+    assert_same(got, loop_vmap(loop_vmap(loop_vmap(f, 0, (1, None))), 0, 1)(grid))
+
+
+def test_nested_partial_and_a_value_of_the_outer_level_in_the_inner_function():
+    """Unmapped arguments at each level, and a closure over an outer value that decides the
+    branch together with the inner example."""
+    w = RNG.normal(size=4)
+    xs = RNG.normal(size=(5, 4))
+    grid = RNG.normal(size=(5, 6, 4))
+
+    def outer(x, ys, w):
+        def inner(y, w):
+            return nested_ifs(y + x * w)
+        return bt.vmap(inner, in_axes=(0, None))(ys, w)
+
+    def outer_loop(x, ys, w):
+        return loop_vmap(lambda y, w: nested_ifs(y + x * w), (0, None))(ys, w)
+
+    got = _quiet(bt.vmap(outer, in_axes=(0, 0, None)), xs, grid, w)
+    assert_same(got, loop_vmap(outer_loop, (0, 0, None))(xs, grid, w))
+
+
+def test_nested_fallback_error_raises_the_original_error():
+    grid = rows_and_columns(3, 4, inner_signs=[1, -1, 1, -1])
+    with pytest.raises(bt.BatchingError, match=r"np\.where"):
+        bt.vmap(bt.vmap(branchy), fallback="error")(grid)
+
+
+def test_nested_writes_into_the_arguments_reach_them_once():
+    grid = rows_and_columns(3, 4, inner_signs=[1, -1, 1, -1])
+    ref = grid.copy()
+    got = _quiet(bt.vmap(bt.vmap(writes_then_branches)), grid)
+    assert_same(got, loop_vmap(loop_vmap(writes_then_branches))(ref))
+    np.testing.assert_array_equal(grid, ref)
+
+
+def test_nested_floating_point_errors_of_cells_not_followed_stay_unseen():
+    """A pass of some cells computes the others too, on a path they do not take (log of a
+    negative sum): NumPy's error for those is noted, not raised."""
+    def f(x):
+        s = x.sum()
+        if s > 0:
+            return np.log(s)
+        return s
+
+    grid = rows_and_columns(4, 5)
+    grid *= np.where(RNG.random(size=(4, 5, 1)) < 0.5, -1.0, 1.0)
+    with np.errstate(all="raise"):
+        got = _quiet(bt.vmap(bt.vmap(f)), grid)
+        assert_same(got, loop_vmap(loop_vmap(f))(grid))
+
+
+def test_nested_an_example_that_raises_raises_the_loops_error():
+    def f(x):
+        if x[0] > 1.05:
+            raise ZeroDivisionError("the loop's error")
+        return branchy(x)
+
+    grid = rows_and_columns(3, 4)
+    grid[1, 2, 0] = 2.0
+    with pytest.raises(ZeroDivisionError, match="the loop's error"):
+        _quiet(bt.vmap(bt.vmap(f)), grid)
+
+
+def test_nested_randomness_draws_what_the_loop_draws():
+    """Draws keyed by each example's index: no groups; every example draws its own numbers
+    whichever branch it takes, as without the branch."""
+    def f(x):
+        noise = bt.random.default_rng(4).random(3)
+        if x.sum() > 0:
+            return noise + 1.0
+        return noise - 1.0
+
+    grid = rows_and_columns(3, 4, inner_signs=[1, -1, 1, -1], outer_signs=[1, 1, -1])
+    got = _quiet(bt.vmap(bt.vmap(f, randomness="different"), randomness="different"), grid)
+    noise = bt.vmap(bt.vmap(lambda x: bt.random.default_rng(4).random(3),
+                            randomness="different"), randomness="different")(grid)
+    np.testing.assert_array_equal(got, noise + np.sign(grid.sum(-1))[..., None])
+
+
+def test_nested_explain_shows_the_groups():
+    grid = rows_and_columns(3, 6, inner_signs=[1, -1, 1, 1, -1, 1])
+    report = bt.explain(bt.vmap(branchy), grid)
+    assert report.whole_function.startswith("vmap(branchy) ran on 2 groups")
+    assert_same(report.result, loop_vmap(loop_vmap(branchy))(grid))
+
+
+def test_nested_solvers_on_eight_threads():
+    from loop_reference import on_threads
+
+    data = [10.0 ** RNG.uniform(-4, 4, size=(6, 40)) for _ in range(8)]
+
+    def run(i):
+        assert_same(_quiet(bt.vmap(bt.vmap(newton_sqrt)), data[i]),
+                    loop_vmap(loop_vmap(newton_sqrt))(data[i]))
+
+    on_threads(run)
+
+
+# ---- real library functions, nested --------------------------------------------------------------
+def _library(module):
+    return pytest.importorskip(module)
+
+
+def _some_alike(u, v):
+    """Boolean vectors, some pairs equal (yule divides by zero there: another branch)."""
+    v[[0, 1, 1], [1, 0, 2]] = u[[0, 1, 1], [1, 0, 2]]
+    return u, v
+
+
+def _float32_table(rng):
+    return ((rng.normal(size=(2, 3, 8, 3)) * 2.0
+             + rng.uniform(-3, 3, size=(2, 3, 1, 3))).astype(np.float32),)
+
+
+#: name -> (the library function called as written, the grids of its examples' arguments)
+REAL_NESTED = {
+    "scipy.stats.tvar": (
+        lambda x: _library("scipy.stats").tvar(x, limits=(-1.5, 2.0)),
+        lambda rng: (rng.normal(size=(2, 3, 12)),)),
+    "scipy.stats.expon.logpdf": (
+        lambda x, loc, scale: _library("scipy.stats").expon.logpdf(x, loc, scale),
+        lambda rng: (rng.normal(size=(2, 3, 6)) + [[[3.0], [0.0], [3.0]], [[0.0], [3.0], [3.0]]],
+                     rng.normal(size=(2, 3, 6)), np.abs(rng.normal(size=(2, 3, 6))) + 0.5)),
+    "scipy.signal.windows.chebwin": (
+        lambda at: _library("scipy.signal.windows").chebwin(51, at),
+        lambda rng: (rng.uniform(40.0, 100.0, size=(2, 3)),)),
+    "scipy.spatial.distance.yule": (
+        lambda u, v: _library("scipy.spatial.distance").yule(u, v),
+        lambda rng: _some_alike(rng.random(size=(2, 3, 8)) < 0.5,
+                                rng.random(size=(2, 3, 8)) < 0.5)),
+    "sklearn.preprocessing.scale": (
+        lambda x: _library("sklearn.preprocessing").scale(x),
+        # (float32: whether the centred data's mean is close to 0 differs per example, in
+        # examples 0 and 5 of these)
+        lambda rng: _float32_table(np.random.default_rng(6))),
+}
+
+
+@pytest.mark.parametrize("name", sorted(REAL_NESTED))
+def test_nested_real_library_functions_run_in_groups(name):
+    """Functions whose examples branch apart in the library's own code, under a vmap of a
+    vmap: only the inner vmap splits, each group vectorised, and nothing reruns per example."""
+    f, draw = REAL_NESTED[name]
+    grids = draw(np.random.default_rng(5))
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        want = loop_vmap(loop_vmap(f))(*grids)
+    with warnings.catch_warnings(record=True) as seen:
+        warnings.simplefilter("always")
+        got = bt.vmap(bt.vmap(f))(*grids)
+    slow = [str(w.message) for w in seen if issubclass(w.category, bt.PerformanceWarning)]
+    assert slow and all(GROUPS in m for m in slow), slow
+    assert_same(got, want)
