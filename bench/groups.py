@@ -10,7 +10,10 @@ batch 10,000 (``--batch``):
   vectorised passes in all;
 - a function where every example takes a path of its own (fourteen ``if``s on the bits of
   its input): no group is worth a pass, so vmap gives up splitting once the passes took a
-  twentieth of the loop's time and reruns the function once per example.
+  twentieth of the loop's time and reruns the function once per example;
+- the solver under a vmap of a vmap (a 100 x ``batch // 100`` grid): the inner vmap splits
+  its examples for every outer example at once (cells), the outer one runs once; the loop is
+  two nested loops.
 
 Methods, interleaved in one run, medians of repeats, ratios to the loop within the run only:
 ``loop`` (``np.stack([f(x) for x in xs])``, the reference), ``bt.vmap`` (``fallback="silent"``),
@@ -83,9 +86,13 @@ def steps(a) -> int:
 def workloads(batch: int, rng) -> dict:
     a = 10.0 ** rng.uniform(-4, 4, batch)  # 10 step counts (2 to 11) at batch 10,000
     n = rng.permutation(batch).astype(np.float64) % 2 ** BITS
+    outer = min(100, batch)
+    grid = 10.0 ** rng.uniform(-4, 4, (outer, max(1, batch // outer)))
     return {
         f"solver, {len({steps(v) for v in a})} step counts": (newton_sqrt, newton_sqrt_by_hand, a),
         "every example its own path": (bit_path, bit_path_by_hand, n),
+        f"solver, nested vmaps ({grid.shape[0]} x {grid.shape[1]})":
+            (newton_sqrt, newton_sqrt_by_hand, grid),
     }
 
 
@@ -93,15 +100,24 @@ def measure(batch: int, repeat: int) -> dict:
     rng = np.random.default_rng(0)
     results = {}
     for name, (f, by_hand, xs) in workloads(batch, rng).items():
-        vf = bt.vmap(f, fallback="silent")
+        if xs.ndim == 2:  # a grid: a vmap of a vmap, two nested loops
+            vf = bt.vmap(bt.vmap(f), fallback="silent")
+
+            def loop(f=f, xs=xs):
+                return np.stack([np.stack([f(x) for x in row]) for row in xs])
+        else:
+            vf = bt.vmap(f, fallback="silent")
+
+            def loop(f=f, xs=xs):
+                return np.stack([f(x) for x in xs])
         vec = np.vectorize(f)
-        want = np.stack([f(x) for x in xs])
+        want = loop()
         for got in (vf(xs), vec(xs), by_hand(xs)):
             np.testing.assert_allclose(got, want, rtol=1e-12)  # correct before timed
-        methods = {"loop": lambda: np.stack([f(x) for x in xs]),
-                   "bt.vmap": lambda: vf(xs),
-                   "np.vectorize": lambda: vec(xs),
-                   "numpy by hand": lambda: by_hand(xs)}
+        methods = {"loop": loop,
+                   "bt.vmap": lambda vf=vf, xs=xs: vf(xs),
+                   "np.vectorize": lambda vec=vec, xs=xs: vec(xs),
+                   "numpy by hand": lambda by_hand=by_hand, xs=xs: by_hand(xs)}
         results[name] = against_the_loop(methods, repeat, number=1)
     return results
 
