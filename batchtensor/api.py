@@ -689,6 +689,8 @@ class VmapFunction:
                 kwargs = {k: stream_argument(v) for k, v in kwargs.items()}
             level.pass_frame = sys._getframe()
             out = func(*args, **kwargs)
+            if level.caught is not None:
+                raise _caught_refusal(level)
             if level.returned:  # return float(score): the batched score (take_returned)
                 out = take_returned(level, out)
             return _not_a_view_of_inputs(unwrap_outputs(level, out, self.out_axes, "out_axes"),
@@ -1739,6 +1741,18 @@ def unwrap_outputs(level: Level, tree: Any, out_axes: Any, what: str = "out_axes
 def _out_of_range(where: Callable[[], str], ax: int, nd: int) -> ValueError:
     return ValueError(f"vmap: {where()}={ax} is out of range for an output with {nd - 1} dims "
                       f"per example (expected {-nd} <= axis < {nd})")
+
+
+def _caught_refusal(level: Level) -> TypeError:
+    """The error for a pass in which the function's own code caught a batched value's refusal
+    (``Level.caught``): a rerun reason, as the refused conversion would have been."""
+    what = (f"{level.caught}, and the function's own try/except caught the error and went on "
+            f"along a path none of the loop's examples takes")
+    err: Any = TypeError(f"vmap: {what}; the result of that pass cannot be used.")
+    err.batchtensor_conversion = True  # (the attributes errors.rerun_reason reads)
+    err.batchtensor_level = level
+    err.batchtensor_what = what
+    return err
 
 
 def _batch_axis_at(v: Any, bdim: int, ax: Any, where: Callable[[], str]) -> Any:

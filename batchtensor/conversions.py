@@ -44,7 +44,7 @@ __all__ = ["enter", "leave", "ORIGINALS", "installed", "intercept", "intercept_a
 _LIKE_CALLS = ("asarray", "asanyarray", "array", "ascontiguousarray", "asfortranarray",
                "require")
 ORIGINALS: dict[str, Any] = {name: getattr(np, name) for name in
-                             _LIKE_CALLS + ("asarray_chkfinite", "r_", "c_")}
+                             _LIKE_CALLS + ("asarray_chkfinite", "r_", "c_", "from_dlpack")}
 
 #: batched types besides BatchedTensor that convert in their own way (``masked.py``'s):
 #: type -> ``converter(name, original, value, args, kwargs)``
@@ -146,9 +146,21 @@ class _Concatenator:
         return f"{self._original!r} (batchtensor.conversions)"
 
 
+def _from_dlpack(x, /, *, device=None, copy=None):
+    """``numpy.from_dlpack`` that keeps a batched value batched inside a vmap: each example's
+    ``from_dlpack`` is a view of the example's memory (a copy with ``copy=True``), writeable
+    as the example is. (scikit-learn moves arrays between namespaces with it, and takes
+    another path where it raises.)"""
+    if type(x) is BatchedTensor and current_level() is not None and config.intercept_numpy \
+            and device in (None, "cpu") and copy in (None, True, False):
+        return x.copy() if copy else x.view()
+    return ORIGINALS["from_dlpack"](x, device=device, copy=copy)
+
+
 def _build() -> dict[str, Any]:
     made = {name: _like_call(name) for name in _LIKE_CALLS}
     made["asarray_chkfinite"] = _asarray_chkfinite
+    made["from_dlpack"] = _from_dlpack
     made["r_"] = _Concatenator(ORIGINALS["r_"], columns=False)
     made["c_"] = _Concatenator(ORIGINALS["c_"], columns=True)
     for name in _LIKE_CALLS:

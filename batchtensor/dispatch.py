@@ -111,6 +111,7 @@ def _run_entry(op, entry, args: tuple, kwargs: dict, level) -> Any:
     except (DataDependentError, SharedWriteError) as e:
         if e.level is None:
             e.level = level  # the level whose examples differ: its vmap reruns per example
+        note_if_caught(e.level, f"{op_name(op)}: {str(e).split(':')[0]}")
         if type(e) is SharedWriteError:
             if op in WRITES_FIRST_ARGUMENT and e.level.size == 0:
                 return None  # no example writes: the loop over none leaves the array as it is
@@ -365,7 +366,18 @@ def truth_value(x: BatchedTensor) -> bool:
         "fallback='error', bt.vmap reruns the function once per example.", level
     )
     e.truth = truth  # each example's (cell's) truth value: vmap splits the batch by it
+    note_if_caught(level, "bool() of a value whose examples disagree")
     raise e
+
+
+def note_if_caught(level: Level | None, what: str) -> None:
+    """A batched value of ``level`` is about to refuse ``what`` with an error: where code of
+    the function's (outside batchtensor) would catch it before the pass's frame, the pass
+    goes on along a path none of the loop's examples takes (``try: bool(x) except: ...``),
+    so ``level.caught`` marks the pass: vmap then reruns the function per example."""
+    if level is not None and level.caught is None and level.pass_frame is not None \
+            and caught_on_the_way(level.pass_frame):
+        level.caught = what
 
 
 def _cell_truth(x: BatchedTensor, stack: tuple[Level, ...]) -> tuple[Level, Any] | None:
@@ -473,4 +485,5 @@ def setitem(x: BatchedTensor, key: Any, value: Any) -> None:
 slots.function_call = function_call
 slots.ufunc_call = ufunc_call
 slots.truth_value = truth_value
+slots.note_if_caught = note_if_caught
 slots.setitem = setitem

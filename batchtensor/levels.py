@@ -58,7 +58,7 @@ class Level:
     __slots__ = ("id", "size", "alive", "randomness", "offset", "like", "outermost",
                  "per_example", "ended_session", "inputs", "watches_writes", "saved",
                  "buffers", "pass_frame", "returned", "group_pass", "drew_numpy",
-                 "__weakref__")
+                 "caught", "__weakref__")
 
     outermost: bool  # (set by open_level)
 
@@ -98,6 +98,11 @@ class Level:
         # A pass of vmap's groups that goes on with one side where its examples disagree
         # at a bool() (``GroupPass``), or None: the disagreement raises.
         self.group_pass: GroupPass | None = None
+        # What a batched value of this level refused (a conversion, a bool() whose examples
+        # disagree, a data-dependent shape) where the function's own code caught the error
+        # (``dispatch.note_if_caught``): that code then went on along a path no example of the
+        # loop takes, so the pass's result cannot be used.
+        self.caught: str | None = None
         # Whether plain NumPy randomness drew here (``numpy_streams.draw``): the loop draws
         # such streams example after example, so chunks then run in order, in this thread.
         self.drew_numpy = False

@@ -460,13 +460,14 @@ class Slots:
       array beside a BatchedTensor and masked results of the per-op loop.
     """
 
-    __slots__ = ("function_call", "ufunc_call", "truth_value", "setitem", "loop_call",
-                 "ufunc_pointwise", "gufunc_call", "ufunc_methods", "masked_ufunc",
+    __slots__ = ("function_call", "ufunc_call", "truth_value", "note_if_caught", "setitem",
+                 "loop_call", "ufunc_pointwise", "gufunc_call", "ufunc_methods", "masked_ufunc",
                  "masked_function", "masked_operator", "stack_masked", "masked_view")
 
     function_call: Callable[..., Any]
     ufunc_call: Callable[..., Any]
     truth_value: Callable[..., bool]
+    note_if_caught: Callable[..., None]
     setitem: Callable[..., None]
     loop_call: Callable[..., Any]
     ufunc_pointwise: Callable[..., Any]

@@ -339,6 +339,7 @@ class BatchedTensor:
         err.batchtensor_level = self._level  # the level whose examples a rerun would separate
         err.batchtensor_what = what
         note_refusal(self._level, what)
+        slots.note_if_caught(self._level, what)
         raise err
 
     def _the_example(self) -> Any:

@@ -423,15 +423,49 @@ def probes_truth(x):
     return x * 2.0 if lazy else x + x
 
 
-def test_a_truth_value_asked_inside_a_try_raises_in_a_group_pass_too():
-    """The first pass raised at such a ``bool()`` and the code went on (another path, the
-    same values); a group's pass raises there too rather than split its examples by it."""
+def test_a_truth_value_asked_inside_a_try_reruns_the_examples():
+    """A ``bool()`` whose examples disagree inside the function's own ``try``: its ``except``
+    goes on along a path no example of the loop takes (here by construction with the same
+    values, in general not), so no pass that met it is used: the examples rerun one by one."""
     xs = log_batch(SIGNS_TWICE)
     f, calls = counted(probes_truth)
-    with pytest.warns(bt.PerformanceWarning, match=GROUPS):
+    with pytest.warns(bt.PerformanceWarning, match=PER_EXAMPLE):
         got = bt.vmap(f)(xs)
     assert_same(got, loop_vmap(probes_truth)(xs))
-    assert len(calls) == 1 + 1 + 2  # the first pass, one example timed alone, two groups
+
+
+def _caught_disagreement(x):
+    try:
+        if x[0] > 0.5:
+            return x * 2.0
+        return x
+    except Exception:  # noqa: BLE001  (a path no example takes: its values differ)
+        return x + 100.0
+
+
+def _caught_conversion(x):
+    try:
+        scale = float(x[0])
+    except TypeError:
+        scale = -1.0
+    return x * scale
+
+
+@pytest.mark.parametrize("f", [_caught_disagreement, _caught_conversion])
+@pytest.mark.parametrize("nested", [False, True])
+def test_an_error_the_function_catches_never_gives_its_result(f, nested):
+    """Where the function's own ``except`` catches a batched value's refusal, the pass went
+    on along a path no example takes: before this was noticed, both gave the except path's
+    values (x + 100, x * -1) for every example."""
+    xs = np.array([[0.0, 1.0], [1.0, 2.0], [3.0, 0.0], [0.2, 0.1]])
+    g, want = f, loop_vmap(f)(xs)
+    if nested:
+        xs, g, want = np.stack([xs, xs[::-1]]), bt.vmap(f), np.stack([want, want[::-1]])
+    with pytest.warns(bt.PerformanceWarning, match="own try/except caught the error"):
+        got = bt.vmap(g)(xs)
+    assert_same(got, want)
+    with pytest.raises(TypeError, match="own try/except caught the error"):
+        bt.vmap(g, fallback="error")(xs)
 
 
 @pytest.mark.parametrize("block", ["with", "finally", "except in the body"])

@@ -57,6 +57,11 @@ CONVERSIONS = {
     "c_": lambda x: np.c_[x, x ** 2],
     "isinstance check": lambda x: (x if isinstance(x, np.ndarray) else np.asarray(x)) + 1,
     "view through asarray": lambda x: (lambda a: (a.__setitem__(0, 7.0), x)[1])(np.asarray(x)),
+    # np.from_dlpack: a view of the example (scikit-learn's move_to), or a copy
+    "from_dlpack, a view written": lambda x: (lambda a: (a.__setitem__(1, -3.0), x)[1])(
+        np.from_dlpack(x)),
+    "from_dlpack copy": lambda x: (lambda a: (a.__setitem__(1, -3.0), x)[1])(
+        np.from_dlpack(x, copy=True, device="cpu")),
 }
 
 

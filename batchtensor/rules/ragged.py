@@ -45,6 +45,7 @@ from numpy.lib.array_utils import normalize_axis_tuple
 from ..diagnostics import only_truth_tested
 from ..errors import DataDependentError
 from ..levels import Level
+from ..registry import slots
 from ..tensor import BatchedTensor, batch_axes_in_front, new_batched
 from ._helpers import NoValue, dry_run, given, move_bdim_to_front
 
@@ -229,6 +230,7 @@ class Ragged:
         return (int(np.min(c)), int(np.max(c))) if c.shape[0] else (0, 0)
 
     def no_batched_meaning(self, op: str) -> DataDependentError:
+        slots.note_if_caught(self._level, f"{op} of a selection of a size per example")
         lo, hi = self._count_range()
         return DataDependentError(
             f"{op}: x[mask] with a batched boolean mask selects between {lo} and {hi} "
