@@ -1748,10 +1748,11 @@ def _caught_refusal(level: Level) -> TypeError:
     (``Level.caught``): a rerun reason, as the refused conversion would have been."""
     what = (f"{level.caught}, and the function's own try/except caught the error and went on "
             f"along a path none of the loop's examples takes")
-    err: Any = TypeError(f"vmap: {what}; the result of that pass cannot be used.")
-    err.batchtensor_conversion = True  # (the attributes errors.rerun_reason reads)
-    err.batchtensor_level = level
-    err.batchtensor_what = what
+    err = TypeError(f"vmap: {what}; the result of that pass cannot be used.")
+    # (the attributes errors.rerun_reason reads)
+    err.batchtensor_conversion = True  # type: ignore[attr-defined]
+    err.batchtensor_level = level  # type: ignore[attr-defined]
+    err.batchtensor_what = what  # type: ignore[attr-defined]
     return err
 
 
