@@ -2061,16 +2061,21 @@ def _writeable_answer(original: Callable) -> Callable:
     return is_writeable_array
 
 
-def _intercept_writeable_questions() -> None:
-    """Intercept ``is_writeable_array`` in the copies of array-api-extra imported since the
-    last look (``conversions.on_new_modules``): its ``at`` reads it from its module globals."""
+def _intercept_in_copies(suffix: str, found: set, name: str, answer: Callable) -> None:
+    """Intercept ``name`` (``answer(original)`` while a vmap runs) in the modules whose name
+    ends with ``suffix`` imported since the last look (``conversions.on_new_modules``): the
+    vendored copies of array-api-extra / array-api-compat read it from their module globals."""
     for key, mod in list(sys.modules.items()):
-        if not key.endswith(_AT_SUFFIX) or key in _at_modules_found:
+        if not key.endswith(suffix) or key in found:
             continue
-        _at_modules_found.add(key)
-        original = vars(mod).get("is_writeable_array")
+        found.add(key)
+        original = vars(mod).get(name)
         if callable(original):
-            conversions.intercept(mod, "is_writeable_array", _writeable_answer(original))
+            conversions.intercept(mod, name, answer(original))
+
+
+def _intercept_writeable_questions() -> None:
+    _intercept_in_copies(_AT_SUFFIX, _at_modules_found, "is_writeable_array", _writeable_answer)
 
 
 # ---- array-api-compat's question of whether an array is lazy ------------------------------------
@@ -2094,15 +2099,7 @@ def _lazy_answer(original: Callable) -> Callable:
 
 
 def _intercept_lazy_questions() -> None:
-    """Intercept ``_is_lazy_cls`` (which ``is_lazy_array`` reads from its module globals) in
-    the copies of array-api-compat imported since the last look."""
-    for key, mod in list(sys.modules.items()):
-        if not key.endswith(_LAZY_SUFFIX) or key in _lazy_modules_found:
-            continue
-        _lazy_modules_found.add(key)
-        original = vars(mod).get("_is_lazy_cls")
-        if callable(original):
-            conversions.intercept(mod, "_is_lazy_cls", _lazy_answer(original))
+    _intercept_in_copies(_LAZY_SUFFIX, _lazy_modules_found, "_is_lazy_cls", _lazy_answer)
 
 
 def _install() -> None:
