@@ -683,6 +683,10 @@ def _new_value(o):
         for name in o.dtype.names:
             new[name] = _new_value(o[name])
         return new
+    if o.dtype.kind in "fc":
+        # (not 0 / 1 by o == 1: a float that is 1 in the loop may be 1 - 1e-16 under vmap,
+        # equal to rounding, and would get another value written)
+        return np.where(o == 1234.5, 0, 1234.5).astype(o.dtype)
     return np.where(o == 1, 0, 1).astype(o.dtype)
 
 

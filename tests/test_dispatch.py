@@ -294,8 +294,10 @@ def test_slow_path_warnings_point_at_the_users_line():
     reset_warnings()  # (each op's loop warning is shown once a process)
     xs = np.array([[0.0, 1.0, -1.0], [-2.0, -2.0, 3.0]])
 
+    doubled = np.vectorize(lambda a: 2.0 * a)  # no otypes: the per-op loop
+
     def first_positive(x):
-        return np.where(x > 0)[0][:1]  # one-argument np.where: the per-op loop
+        return doubled(x)[:1]
 
     def scaled(x):
         return np.full(2, float(x.sum()))  # float(): the rerun

@@ -133,6 +133,20 @@ def _bytes(b: bytes):
     return np.frombuffer(b, dtype=np.uint8)
 
 
+
+class _Exported:
+    """A capsule an array exported, handed to np.from_dlpack as the protocol's object."""
+
+    def __init__(self, capsule):
+        self.capsule = capsule
+
+    def __dlpack__(self, **kwargs):
+        return self.capsule
+
+    def __dlpack_device__(self):
+        return (1, 0)  # kDLCPU, device 0
+
+
 CONVERT = {  # name -> a use per example whose result is an array, and the conversion's words
     "__array__": (lambda x: np.array(x.__array__()), "__array__"),
     "__int__": (lambda x: np.int64(int(x[0])), r"int\(\)"),
@@ -146,7 +160,10 @@ CONVERT = {  # name -> a use per example whose result is an array, and the conve
     "dumps": (lambda x: pickle.loads(x.dumps()), r"\.dumps\(\)"),
     "__reduce__": (lambda x: pickle.loads(pickle.dumps(x)), "Pickling"),
     "__reduce_ex__": (lambda x: pickle.loads(pickle.dumps(x, 4)), "Pickling"),
-    "__dlpack__": (lambda x: np.from_dlpack(x), "__dlpack__"),
+    # the protocol itself (np.from_dlpack of a batched value is each example's view inside a
+    # vmap: tests/test_rerun.py)
+    "__dlpack__": (lambda x: np.from_dlpack(_Exported(x.__dlpack__()), copy=True),
+                   "__dlpack__"),
     "ctypes": (lambda x: np.float64(x.ctypes.data != 0), r"\.ctypes"),
     "data": (lambda x: np.frombuffer(x.data, dtype=x.dtype), r"\.data"),
     "__format__": (lambda x: np.float64(f"{x[0]:.3f}"), r"format\(\)"),

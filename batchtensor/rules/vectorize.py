@@ -21,7 +21,7 @@ from typing import Any
 import numpy as np
 
 from ..plumbing import unwrap, wrap
-from ..registry import batch_rule
+from ..registry import PER_EXAMPLE, batch_rule
 from ..scalars import ARRAY_0D, Array0d
 from ._helpers import align_pointwise, require
 
@@ -32,6 +32,15 @@ VECTORIZE_CALL = np.vectorize.__call__
 
 # NumPy returns arrays (np.asanyarray of the elements), 0-d ones for 0-d arguments
 ARRAY_0D[VECTORIZE_CALL] = Array0d.ALWAYS
+
+
+def _through_the_class(vec: Any, *args: Any, **kwargs: Any) -> Any:
+    """The per-op loop's call of one example: through the class attribute, so that an inner
+    level's values (nested vmaps) are handed to the dispatcher again."""
+    return vec(*args, **kwargs)
+
+
+PER_EXAMPLE[VECTORIZE_CALL] = _through_the_class
 
 
 @batch_rule(VECTORIZE_CALL, raw=True)
