@@ -249,6 +249,8 @@ def inplace_fast_path(ufunc, on_miss: Callable) -> Callable:
             return NotImplemented
         if level.watches_writes:
             note_write(level, innermost(v))
+        if level.size == 0:
+            return self  # the loop runs no example: nothing is written (or refused)
         if (t is _bt and other._level is level and other._bdim == self._bdim
                 and other._value.ndim == v.ndim) or t in _scalars:
             if _rec:

@@ -1270,3 +1270,24 @@ def test_unmapped_writes_beside_a_strided_object_argument():
     want = np.stack([f(x, loop_acc) for x in xs])
     np.testing.assert_array_equal(got, want)
     np.testing.assert_array_equal(acc, loop_acc)
+
+
+# An in-place operator on a batched read-only value (np.ma.getdata of an unmapped argument,
+# through the OpInfo's wrapper) with no example: the loop runs none and writes nothing; vmap
+# raised NumPy's "output array is read-only" from the operator's fast path.
+def test_inplace_operator_with_no_example_writes_nothing():
+    from opinfo import BY_NAME
+
+    getdata = BY_NAME["ma.getdata"].op
+
+    def f(a0, a1, a2):
+        v1 = getdata(a0, a1)
+        v1 /= a2
+        return (v1,)
+
+    a0 = np.array([0.18, -0.51, 0.04, 0.54, -3.99, -0.26])
+    a2 = np.ones((0, 6))[:, ::-1]  # (negative strides, as found)
+    (got,) = bt.vmap(f, in_axes=(None, 0, 0), out_axes=-2, chunk_size=3)(
+        a0, np.ones((0, 6), bool), a2)
+    assert got.shape == (0, 6) and got.dtype == np.float64
+    np.testing.assert_array_equal(a0, [0.18, -0.51, 0.04, 0.54, -3.99, -0.26])
