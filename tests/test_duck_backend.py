@@ -9,6 +9,8 @@ entries' dtypes in turn), on every ``STRIDE``-th sample (rotating by entry) with
 
 from __future__ import annotations
 
+import importlib.util
+
 import hashlib
 import operator
 
@@ -47,6 +49,9 @@ def test_exclusions_and_expected_differences_name_real_entries_and_samples():
     for group, (reason, patterns) in DUCK_EXCLUDED.items():
         assert reason
         for p in patterns:
+            library = p.split(".")[0]
+            if library in ("sklearn", "scipy") and importlib.util.find_spec(library) is None:
+                continue  # (an optional extra this environment lacks: no entries for it)
             hits = [i for i in DATABASE if i.name == p
                     or (p.endswith("*") and i.name.startswith(p[:-1]))]
             assert hits, f"{group}: {p!r} matches no OpInfo entry"

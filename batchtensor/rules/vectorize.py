@@ -40,6 +40,10 @@ def _through_the_class(vec: Any, *args: Any, **kwargs: Any) -> Any:
     return vec(*args, **kwargs)
 
 
+# (named as the call it stands for: the per-op loop's messages name it)
+_through_the_class.__module__ = VECTORIZE_CALL.__module__
+_through_the_class.__name__ = VECTORIZE_CALL.__name__
+_through_the_class.__qualname__ = VECTORIZE_CALL.__qualname__
 PER_EXAMPLE[VECTORIZE_CALL] = _through_the_class
 
 
