@@ -118,3 +118,17 @@ def on_threads(run: Callable[[int], None], n: int = 8) -> None:
         t.join()
     if errors:
         raise errors[0]
+
+
+def strict_vmap(f: Callable, in_axes: Any = 0) -> Callable:
+    """``bt.vmap(f, in_axes, fallback="error")`` that also turns a PerformanceWarning (a
+    per-op loop, a rerun, groups) into an error: the call must run fully vectorised."""
+    import warnings
+
+    import batchtensor as bt
+
+    def run(*args):
+        with warnings.catch_warnings():
+            warnings.simplefilter("error", bt.PerformanceWarning)
+            return bt.vmap(f, in_axes=in_axes, fallback="error")(*args)
+    return run

@@ -3,12 +3,11 @@
 
 from __future__ import annotations
 
-import threading
 import warnings
 
 import numpy as np
 import pytest
-from loop_reference import assert_same, loop_vmap
+from loop_reference import assert_same, loop_vmap, on_threads, strict_vmap
 
 import batchtensor as bt
 from batchtensor import conversions
@@ -44,14 +43,6 @@ LOOPED = {
 }
 
 
-def _no_warnings_vmap(f, in_axes=0):
-    def run(*args):
-        with warnings.catch_warnings():
-            warnings.simplefilter("error", bt.PerformanceWarning)
-            return bt.vmap(f, in_axes=in_axes, fallback="error")(*args)
-    return run
-
-
 @pytest.mark.parametrize("name", sorted(VECTORISED))
 @pytest.mark.parametrize("in_axes", [0, -1, (0, None), (None, 0)])
 def test_with_otypes_one_call_serves_the_batch(name, in_axes):
@@ -62,14 +53,14 @@ def test_with_otypes_one_call_serves_the_batch(name, in_axes):
     args = [xs, ys]
     if isinstance(in_axes, tuple):
         args = [a if ax is not None else a[0] for a, ax in zip(args, in_axes)]
-    assert_same(_no_warnings_vmap(f, in_axes)(*args), loop_vmap(f, in_axes)(*args))
+    assert_same(strict_vmap(f, in_axes)(*args), loop_vmap(f, in_axes)(*args))
 
 
 @pytest.mark.parametrize("n", [0, 1])
 def test_small_batches(n):
     f = VECTORISED["otypes"]
     xs, ys = RNG.normal(size=(n, 3)), RNG.normal(size=(n, 3))
-    got = _no_warnings_vmap(f)(xs, ys)
+    got = strict_vmap(f)(xs, ys)
     if n:
         assert_same(got, loop_vmap(f)(xs, ys))
     else:
@@ -78,11 +69,11 @@ def test_small_batches(n):
 
 def test_zero_d_examples_give_arrays_as_numpy_does():
     xs = RNG.normal(size=6)
-    got = _no_warnings_vmap(lambda x: CLIPPED(x, 1.0))(xs)
+    got = strict_vmap(lambda x: CLIPPED(x, 1.0))(xs)
     assert_same(got, loop_vmap(lambda x: CLIPPED(x, 1.0))(xs))
     # each example's result is a 0-d array (NumPy's asanyarray), so += writes into it
     bump = lambda x: (lambda r: (r.__iadd__(1.0), r)[1])(CLIPPED(x, 1.0))  # noqa: E731
-    assert_same(_no_warnings_vmap(bump)(xs), loop_vmap(bump)(xs))
+    assert_same(strict_vmap(bump)(xs), loop_vmap(bump)(xs))
 
 
 def test_nested_vmap():
@@ -117,9 +108,9 @@ def test_scipy_distribution_through_its_vectorize():
     # selection of sizes that differ is the ragged machinery's)
     xs = np.array([-12.0, -10.0, 0.0, 1.0, 2.0, 3.0]) + 0.1 * np.arange(3)[:, None]
     a = np.array([[4.0], [0.5], [3.0]]) * np.ones((3, 6))
-    assert_same(_no_warnings_vmap(f)(xs, a), loop_vmap(f)(xs, a))
+    assert_same(strict_vmap(f)(xs, a), loop_vmap(f)(xs, a))
     grid, ga = xs[:, None, :] + [[0.0], [0.05]], a[:, None, :].repeat(2, 1)
-    assert_same(_no_warnings_vmap(bt.vmap(f))(grid, ga), loop_vmap(loop_vmap(f))(grid, ga))
+    assert_same(strict_vmap(bt.vmap(f))(grid, ga), loop_vmap(loop_vmap(f))(grid, ga))
 
 
 def test_numpy_is_pristine_outside_vmap_and_on_threads():
@@ -127,22 +118,13 @@ def test_numpy_is_pristine_outside_vmap_and_on_threads():
     f = VECTORISED["otypes"]
     xs, ys = RNG.normal(size=(8, 5, 3)), RNG.normal(size=(8, 5, 3))
     results: list = [None] * 8
-    errors: list = []
 
     def work(i):
-        try:
-            for _ in range(5):
-                results[i] = bt.vmap(f, fallback="error")(xs[i], ys[i])
-                CLIPPED(xs[i], ys[i])  # plain arrays, on a thread with or without a level
-        except Exception as e:  # noqa: BLE001
-            errors.append(e)
+        for _ in range(5):
+            results[i] = bt.vmap(f, fallback="error")(xs[i], ys[i])
+            CLIPPED(xs[i], ys[i])  # plain arrays, on a thread with or without a level
 
-    threads = [threading.Thread(target=work, args=(i,)) for i in range(8)]
-    for t in threads:
-        t.start()
-    for t in threads:
-        t.join()
-    assert not errors
+    on_threads(work)
     for i in range(8):
         assert_same(results[i], loop_vmap(f)(xs[i], ys[i]))
     with pytest.raises(ZeroDivisionError):
