@@ -113,6 +113,9 @@ def where_samples(rng, dtype):
     yield SampleInput((c(3), a(4), a(4)), {}, "shapes do not broadcast (ValueError)")
     yield SampleInput((mask(rng, (3, 4), 5),), {}, "one argument: nonzero")
     yield SampleInput((mask(rng, (6,), 2),), {}, "one argument, 1-d")
+    yield SampleInput((c(0, 3),), {}, "one argument, size 0")
+    yield SampleInput((mask(rng, (3, 4), 5).astype(np.int64) * 3,), {},
+                      "one argument, int condition")
     yield SampleInput((make_array(rng, (), np.bool_),), {}, "one argument, 0-d (ValueError)")
     yield SampleInput((c(3, 4), a(3, 4)), {}, "x without y (ValueError)")
 

@@ -79,7 +79,8 @@ def _stacked(results):
     (SciPy's layout depends on the axis filtered)."""
     one = results[0]
     order = sorted(range(one.ndim), key=lambda k: -abs(one.strides[k]))  # outermost first
-    out = np.empty((len(results),) + tuple(one.shape[k] for k in order), dtype=one.dtype)
+    out = np.empty((len(results),) + tuple(one.shape[k] for k in order), dtype=one.dtype,
+                   like=one)
     view = np.transpose(out, (0,) + tuple(1 + order.index(k) for k in range(one.ndim)))
     for i, r in enumerate(results):
         view[i] = r
