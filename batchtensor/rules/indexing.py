@@ -45,7 +45,7 @@ import numpy as np
 from ..plumbing import innermost, scan_level, unwrap, wrap
 from ..errors import BatchingError, DataDependentError, SharedWriteError
 from ..registry import batch_rule
-from ..tensor import BatchedTensor, new_batched
+from ..tensor import BatchedTensor, new_batched, scalar_per_example
 from .ragged import is_ragged, select, write_selection
 from ._helpers import (align_front, as_array, ensure_bdim, logical_rank, logical_shape,
                        move_bdim_to_front, ndim_of, pad_to_rank, read_only, require)
@@ -442,6 +442,7 @@ def getitem_rule(level, args, kwargs):
     xv, xb = unwrap(x, level)
     if _is_field_key(key):
         return wrap(xv[key], xb, level)  # a field view: the batch axis stays where it is
+    key = _one_row_per_example(level, key, logical_rank(xv, xb))
     try:
         plan = _plan(level, xv, xb, key)
     except DataDependentError:
@@ -459,6 +460,42 @@ def getitem_rule(level, args, kwargs):
     if plan.moves is not None:
         res = np.moveaxis(res, *plan.moves)
     return wrap(res, plan.raw_bdim, level)
+
+
+def _one_row_per_example(level, key, rank: int):
+    """``x[i]`` where ``i`` is an integer (a NumPy scalar) per example: the loop's result is a
+    view of ``x`` (basic indexing), so writes through either reach the other. Where every
+    example holds the same integer, that integer gives the same view here; where they differ,
+    no strided view can stand for every example's and a gathered copy would lose those
+    writes: a DataDependentError (vmap reruns per example). A 0-d *array* index, any array
+    among the entries, or an integer for every axis (a scalar) makes NumPy's result a copy
+    too, which the gather gives exactly."""
+    entries = key if type(key) is tuple else (key,)
+    at = [j for j, k in enumerate(entries) if type(k) is BatchedTensor and k._level is level]
+    if not at or not all(_basic_or_scalar(k) for k in entries) or \
+            innermost(entries[at[0]]._value).size == 0:
+        return key  # (no example: the gather's shape is the loop's)
+    if len(entries) == rank and all(type(k) is BatchedTensor or isinstance(k, _INT_TYPES)
+                                    for k in entries):
+        return key  # one element: NumPy gives a scalar, a copy, as the gather does
+    first = [int(innermost(entries[j]._value).flat[0]) for j in at]
+    if any(not bool(np.all(innermost(entries[j]._value) == v)) for j, v in zip(at, first)):
+        raise DataDependentError(
+            "x[i] with an integer i that differs between examples: the loop's x[i] is a view "
+            "of x (a write through either reaches the other), and one batched array cannot "
+            "view a different position of x in each example. Index with a 1-element array "
+            "(x[[i]][0] or np.take(x, i, axis=0)) for a copy.", level)
+    out = list(entries)
+    for j, v in zip(at, first):
+        out[j] = v
+    return tuple(out) if type(key) is tuple else out[0]
+
+
+def _basic_or_scalar(k) -> bool:
+    if type(k) is BatchedTensor:
+        return k.ndim == 0 and k.dtype.kind in "iu" and scalar_per_example(k)
+    return k is None or k is Ellipsis or type(k) is slice or \
+        (isinstance(k, _INT_TYPES) and not _is_bool_scalar(k))
 
 
 _SETITEM_HELP = ("If x was created inside the function, create it from a batched value: "
