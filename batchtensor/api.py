@@ -15,7 +15,7 @@ from typing import Any, Callable, Iterator, Literal, Sequence, cast, overload
 import numpy as np
 from numpy.typing import NDArray
 
-from . import buffers, chunking, conversions
+from . import buffers, chunking, conversions, pyfloat
 from .config import FALLBACK_MODES, FallbackMode, config
 from .dask_arrays import has_dask_array, is_dask_array, vmap_dask
 from .diagnostics import (raised_by_batchtensor, user_instruction, user_line, user_stacklevel,
@@ -123,6 +123,7 @@ class VmapFunction:
         self._common_call = chunk_size in (None, "auto") and executor is None and not progress
         self._module = buffers.module_of(func)  # whose names for NumPy make buffers
         self._learnt = buffers.learnt_modules(func)  # modules it calls, swapped alike
+        self._floats = pyfloat.learnt_floats(self._learnt)  # modules given a float()
 
     def __reduce__(self) -> tuple[Any, ...]:
         """A vmap pickles as its function and settings (a process pool's chunks run it there,
@@ -314,13 +315,13 @@ class VmapFunction:
             except SharedWriteError as e:
                 # out= / np.copyto / ufunc.at into an array a module f calls made: learnt as
                 # an `out[i] = x` into it is (buffers.learn_from), else the clear error
-                if first and buffers.learn_from(e, self._learnt, self._module):
+                if first and self._learn(e):
                     return self._again(first[0], tick, leaves, axes, treedef, kwargs, size,
                                        offset, chunks)
                 raise
             except (ValueError, TypeError) as e:
                 if first and _is_conversion(e) and \
-                        buffers.learn_from(e, self._learnt, self._module):
+                        self._learn(e):
                     return self._again(first[0], tick, leaves, axes, treedef, kwargs, size,
                                        offset, chunks)
                 if guarded is leaves or not _writes_into_guard(e, guarded, leaves):
@@ -360,7 +361,7 @@ class VmapFunction:
             if not (ours or guard_hit) or (ours and size == 0):
                 raise
             if ours and first and (_is_conversion(e) or type(e) is SharedWriteError) and \
-                    buffers.learn_from(e, self._learnt, self._module):
+                    self._learn(e):
                 # a module the function calls converts through a name it bound at import: a
                 # new pass swaps that name too
                 return self._again(first[0], tick, leaves, axes, treedef, kwargs, size, offset,
@@ -404,6 +405,12 @@ class VmapFunction:
                         raise e from join_error
                     raise
 
+    def _learn(self, e: BaseException) -> bool:
+        """Whether ``e`` taught something a new pass gets past (``pyfloat.learn_from``,
+        ``buffers.learn_from``)."""
+        return pyfloat.learn_from(e, self._floats) or \
+            buffers.learn_from(e, self._learnt, self._module)
+
     def _again(self, level: Level, tick: int, leaves: Sequence[Any], axes: list[Any],
                treedef: TreeDef | None, kwargs: dict[str, Any], size: int, offset: int,
                chunks: list[bool] | None) -> Any:
@@ -434,9 +441,11 @@ class VmapFunction:
         examples of this vmap they hold, for every outer example, only its own cells active
         (``GroupPass``); the results are put back cell by cell.
 
-        A group of one example, and every example still waiting once splitting stops paying,
-        runs once per example instead (``_one_by_one``), on copies too, and joins the groups'
-        results (inside other vmaps a cell alone gets a pass of its own). Splitting stops
+        A group of one example, a group whose pass stopped where only a run per example goes
+        on (a conversion, a shape that depends on the data: ``_needs_run_alone``), and every
+        example still waiting once splitting stops paying, run once per example instead
+        (``_one_by_one``), on copies too, and join the groups' results (inside other vmaps a
+        cell alone gets a pass of its own). Splitting stops
         paying past ``max(8, size // 16)`` passes, or, past 8 (or
         before, while no group of two or more has finished), once the passes took more than
         the examples that groups finished would have taken alone, plus a twentieth of what
@@ -447,8 +456,8 @@ class VmapFunction:
         in every pass, which pays for the next ones.
 
         ``_NO_SPLIT`` where that cannot give the loop's result or gains nothing: randomness
-        other than "error" (each example's draws are keyed by its index), a group that needs a
-        per-example run for another reason, a group that writes into an argument (the loop's
+        other than "error" (each example's draws are keyed by its index), a group whose pass
+        raised anything else, a group that writes into an argument (the loop's
         examples are views of the caller's arrays, with their layout, which copies cannot
         stand for), results that do not line up, no group finished vectorised. Otherwise
         ``(result, groups)``. An error that an outer level's vmap handles is raised."""
@@ -515,6 +524,9 @@ class VmapFunction:
                     continue
                 if type(e) is not ControlFlowError or not first or e.level is not first[0] \
                         or e.truth is None:
+                    if first and _needs_run_alone(e, first[0]):
+                        alone.append(part)  # (each its own run: the loop's result or error)
+                        continue
                     return _NO_SPLIT
                 mine = in_pass if active is None else in_pass[active]
                 said = e.truth if active is None else e.truth[active]
@@ -677,6 +689,7 @@ class VmapFunction:
         # names for NumPy stay NumPy's there
         module = buffers.enter(self._module) if stand_in(inner) is inner else None
         learnt = [buffers.enter(g, whole=False) for g in self._learnt] if self._learnt else ()
+        floats = pyfloat.enter(self._floats) if self._floats else None
         if first is not None:
             level.watches_writes = True
             first.append(level)
@@ -700,6 +713,7 @@ class VmapFunction:
             if group_pass is not None:
                 group_pass.close()
             close_level(level)
+            pyfloat.leave(floats)
             for g in learnt:
                 buffers.leave(g, whole=False)
             buffers.leave(module)
@@ -1296,6 +1310,19 @@ def _foreign_refusal(e: BaseException, level: Level) -> bool | None:
         and not raised_by_batchtensor(e)
 
 
+def _needs_run_alone(e: BaseException, level: Level) -> bool:
+    """Whether a group's pass at ``level`` stopped where only a run per example goes on (a
+    conversion, a shape that depends on the data, a branch of no known truth), as the first
+    pass reruns there: that group's examples then run one by one beside the other groups. A
+    write into shared state is not among them (the clear error, not the loop's overwrites)."""
+    if type(e) is SharedWriteError:
+        return False
+    found = rerun_reason(e)
+    if found is not None:
+        return found[0] is level
+    return bool(_foreign_refusal(e, level))
+
+
 def _same_layout_copy(a: NDArray[Any]) -> NDArray[Any]:
     """A copy of ``a`` with its strides (a gap between elements kept as a gap): NumPy's checks
     that read the layout (``np.dot``'s C-contiguous ``out=``) answer on it as on ``a``."""
@@ -1770,7 +1797,7 @@ def _batch_axis_at(v: Any, bdim: int, ax: Any, where: Callable[[], str]) -> Any:
 
 def _unwrap_leaf(level: Level, x: Any, ax: Any, where: Callable[[], str]) -> Any:
     """One output leaf: ``where()`` describes its out_axes entry for error messages."""
-    x = returned_count(x)
+    x = pyfloat.as_batched(returned_count(x))
     if is_masked_batch(x) and x._level is level:  # one masked array, batch axes first
         outer = len(x._levels) - 1
         if not outer:

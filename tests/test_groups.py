@@ -278,6 +278,98 @@ def test_an_example_alone_that_raises_raises_the_loops_error():
         _quiet(bt.vmap(f), n)
 
 
+def converts_on_one_side(x):
+    """The examples with ``x[0] < 0`` agree on a vectorised path; on the other side each
+    converts a value of its own to a Python float, which only a run per example can do.
+    (That side answers True: the pass of the other side runs first, as a ``while``'s exit
+    does, and pays for the rest.)"""
+    if x[0] > 0:
+        return x * float(np.floor(x[1]))
+    return x * 2.0
+
+
+def _one_side_converts(size, n_converting):
+    xs = -1.0 - np.abs(RNG.normal(size=(size, 3)))
+    some = RNG.permutation(size)[:n_converting]
+    xs[some, 0] *= -1.0
+    xs[some, 1] = 3.0 + np.arange(len(some))  # a different float per example
+    return xs
+
+
+@pytest.mark.parametrize("size,n_converting", [(64, 8), (64, 40), (3, 2), (20, 0), (1, 1)])
+def test_a_group_that_needs_a_run_per_example_runs_alone_beside_the_groups(size, n_converting):
+    """A group's pass that stops at a conversion (as the first pass would rerun there): that
+    group's examples run one by one, the other groups vectorised, not every example again."""
+    xs = _one_side_converts(size, n_converting)
+    f, calls = counted(converts_on_one_side)
+    got = _quiet(bt.vmap(f), xs)
+    assert_same(got, loop_vmap(converts_on_one_side)(xs))
+    if 2 <= n_converting <= size - 2:
+        # the first pass, the examples timed alone, one pass per side, that side's examples
+        # alone; not every example once more
+        assert len(calls) <= 1 + 8 + 2 + n_converting < 1 + size
+
+
+def test_a_group_that_needs_a_run_per_example_warns_groups():
+    xs = _one_side_converts(64, 8)
+    with pytest.warns(bt.PerformanceWarning, match=GROUPS):
+        bt.vmap(converts_on_one_side)(xs)
+
+
+@pytest.mark.parametrize("layout", LAYOUTS)
+def test_a_group_that_needs_a_run_per_example_over_every_layout(layout):
+    xs, ax = laid_out(_one_side_converts(12, 5), layout)
+    assert_same(_quiet(bt.vmap(converts_on_one_side, in_axes=ax), xs),
+                loop_vmap(converts_on_one_side, ax)(xs))
+
+
+def test_a_group_whose_examples_alone_raise_raises_the_loops_error():
+    def f(x):
+        if x[0] < 0:
+            return x * 2.0
+        if float(x[1]) > 5.5:
+            raise ZeroDivisionError("the loop's error")
+        return x
+
+    xs = _one_side_converts(12, 4)
+    with pytest.raises(ZeroDivisionError, match="the loop's error"):
+        loop_vmap(f)(xs)
+    with pytest.raises(ZeroDivisionError, match="the loop's error"):
+        _quiet(bt.vmap(f), xs)
+
+
+def test_a_group_that_writes_into_shared_state_reruns_every_example():
+    """A write into an array the caller shares with every example, met in a group's pass: not
+    examples run alone beside the groups, but the per-example rerun, which writes as the loop."""
+    def make():
+        shared = np.zeros(3)
+
+        def f(x):
+            if x[0] < 0:
+                return x * 2.0
+            np.copyto(shared, x)
+            return x
+        return f, shared
+
+    xs = _one_side_converts(64, 8)
+    f, shared = make()
+    with pytest.warns(bt.PerformanceWarning, match=PER_EXAMPLE):
+        got = bt.vmap(f)(xs)
+    g, want_shared = make()
+    assert_same(got, loop_vmap(g)(xs))
+    np.testing.assert_array_equal(shared, want_shared)
+
+
+def test_nested_a_group_of_cells_that_needs_a_run_per_example():
+    """Inside another vmap: the cells whose pass converts run once per example of the inner
+    vmap (still batched over the outer one), the other group vectorised."""
+    grid = np.stack([_one_side_converts(6, 2) for _ in range(3)])
+    got = _quiet(bt.vmap(bt.vmap(converts_on_one_side)), grid)
+    assert_same(got, loop_vmap(loop_vmap(converts_on_one_side))(grid))
+    got = _quiet(bt.vmap(bt.vmap(converts_on_one_side), in_axes=1), np.swapaxes(grid, 0, 1))
+    assert_same(got, loop_vmap(loop_vmap(converts_on_one_side), 1)(np.swapaxes(grid, 0, 1)))
+
+
 # ---- a group's pass goes on with one side (GroupPass) -------------------------------------------
 def test_a_group_pass_goes_on_with_the_larger_side_and_each_left_group_runs_once():
     """Where a group's examples disagree, its pass goes on with the side more of them took;

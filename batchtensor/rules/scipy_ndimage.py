@@ -3,8 +3,17 @@ argument, ``sigma``, ``size``, ``mode``, ``origin``, ``radius``, and the ``footp
 ``weights`` array, is laid out over them), so the batch axis rides along first, left out of
 ``axes``; those with ``axis=`` filter along one axis.
 
+``output=`` an array not batched here (``out = np.zeros(x.shape); gaussian_filter(x,
+output=out)``, as scikit-image's ``threshold_local`` does): the filter runs on the batch with
+``output=`` that array's dtype (each example's passes stored in it, as in the loop), the
+result is written into the array through the dispatcher and the array is returned, as SciPy
+returns it. An array the function made is then batched (``batchtensor.buffers``; one another
+module made is learnt from the refused write for the next pass), and one the caller shares
+with every example meets vmap's write checks (the clear error).
+
 What runs per example instead (correct, slow, warned): a batched ``weights`` / ``footprint``
-or any other batched argument but ``input``, and ``output=`` an array. ``sobel`` and
+or any other batched argument but ``input``, and ``output=`` an array of another shape than
+the example's (SciPy's error, per example). ``sobel`` and
 ``prewitt`` have no rule: they smooth along every axis but one, the batch axis included
 (``gaussian_gradient_magnitude`` does too, and its rule gives the batch axis sigma 0).
 Loaded by ``batchtensor.foreign`` once ``scipy.ndimage`` is imported.
@@ -17,9 +26,12 @@ import inspect
 import numpy as np
 from scipy import ndimage
 
+from ..dispatch import function_call
 from ..scalars import ARRAY_0D, Array0d
+from ..tensor import BatchedTensor
 from ._helpers import dry_run, logical_rank, logical_shape, require
-from ._scipy import call, front, front_axes, front_axis, require_no_output_array, scipy_rule
+from ._scipy import (call, front, front_axes, front_axis, is_array, require_no_output_array,
+                     scipy_rule)
 
 #: filters with ``axes=``: each runs over the example's axes (all of them by default)
 AXES_FILTERS = ("gaussian_filter", "uniform_filter", "median_filter", "maximum_filter",
@@ -29,6 +41,32 @@ AXES_FILTERS = ("gaussian_filter", "uniform_filter", "median_filter", "maximum_f
 AXIS_FILTERS = {"gaussian_filter1d": "sigma", "uniform_filter1d": "size",
                 "minimum_filter1d": "size", "maximum_filter1d": "size",
                 "convolve1d": "weights", "correlate1d": "weights"}
+
+
+def _into_output_array(op, at: int):
+    """The ``fast`` hook of ``op``'s rule (``output`` its parameter ``at``, counting
+    ``input``): ``output=`` an array not batched at the call's level, of the example's shape,
+    runs ``op`` with ``output=`` its dtype instead (the rule, or the per-example loop where
+    another argument is batched), writes the result into the array (``np.copyto``, through
+    the dispatcher) and returns the array; anything else goes on to the rule
+    (NotImplemented). The per-example loop must not get such an array: it would write every
+    example into the one array."""
+
+    def fast(level, args, kwargs):
+        given = "output" in kwargs
+        output = kwargs["output"] if given else args[at] if len(args) > at else None
+        image = args[0] if args else kwargs.get("input")
+        if not is_array(output) or (type(output) is BatchedTensor and output._level is level) \
+                or not hasattr(image, "shape") or tuple(output.shape) != tuple(image.shape):
+            return NotImplemented
+        if given:
+            kwargs = {**kwargs, "output": output.dtype}
+        else:
+            args = (*args[:at], output.dtype, *args[at + 1:])
+        np.copyto(output, function_call(op, args, kwargs))
+        return output
+
+    return fast
 
 
 def _has_axes(op) -> bool:
@@ -42,7 +80,7 @@ def _axes_filter(name: str):
         return
     at = list(inspect.signature(op).parameters).index("output") - 1
 
-    @scipy_rule(op)
+    @scipy_rule(op, fast=_into_output_array(op, at + 1))
     def rule(input, input_bdim, *args, **kwargs):
         require_no_output_array(kwargs.get("output", args[at] if len(args) > at else None),
                                 name)
@@ -81,7 +119,7 @@ def _axis_filter(name: str, first: str):
             return run(input, input_bdim, weights, axis, args, kwargs)
 
     rule.__name__ = f"{name}_rule"
-    scipy_rule(op)(rule)
+    scipy_rule(op, fast=_into_output_array(op, at + 3))(rule)
 
 
 def gaussian_gradient_magnitude_rule(input, input_bdim, sigma, output=None, mode="reflect",
@@ -98,7 +136,9 @@ def gaussian_gradient_magnitude_rule(input, input_bdim, sigma, output=None, mode
 
 
 if _has_axes(ndimage.gaussian_gradient_magnitude):
-    scipy_rule(ndimage.gaussian_gradient_magnitude)(gaussian_gradient_magnitude_rule)
+    scipy_rule(ndimage.gaussian_gradient_magnitude,
+               fast=_into_output_array(ndimage.gaussian_gradient_magnitude, 2))(
+        gaussian_gradient_magnitude_rule)
     ARRAY_0D[ndimage.gaussian_gradient_magnitude] = Array0d.ALWAYS
 
 for _name in AXES_FILTERS:
