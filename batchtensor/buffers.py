@@ -294,6 +294,15 @@ class LocalBuffer:
     # ---- indexing ---------------------------------------------------------------------------
     def __getitem__(self, key):
         found = _batched_among(key, [])
+        if found and any(t.ndim == 0 and t.dtype.kind in "iu" for t in found) \
+                and not _scalar_read(key, self._value.ndim) \
+                and sys.getrefcount(self) > _TEMPORARY_REFS:
+            # NumPy reads a 0-d integer as an int (a view, basic indexing): NumPy's own
+            # indexing asks it for that int (``__index__``), the one every example holds, or
+            # the conversion error (a rerun); a gather per example would be a copy, which a
+            # write through it, or into this buffer later, would tell apart (not where
+            # nothing else holds this buffer: ``np.eye(n)[i]``)
+            return self._value[key]
         if found:  # a batched index: each example reads with its own
             return function_call(operator.getitem, (self._value, key), {}, found[0])
         key = _plain_args(key)
@@ -427,6 +436,35 @@ setattr(LocalBuffer, "__neg__", lambda self: -self._value)
 setattr(LocalBuffer, "__pos__", lambda self: +self._value)
 setattr(LocalBuffer, "__abs__", lambda self: abs(self._value))
 setattr(LocalBuffer, "__invert__", lambda self: ~self._value)
+
+
+class _Probe:
+    __slots__ = ()
+
+    def __getitem__(self, key: Any) -> int:
+        return sys.getrefcount(self)
+
+
+def _temporary_refs() -> int:
+    """``sys.getrefcount(self)`` inside ``__getitem__`` of an object only the expression
+    holds (``make()[i]``), where it is fewer than for one a variable holds; else 0 (every
+    buffer counts as held)."""
+    temporary = _Probe()[0]
+    held = _Probe()
+    return temporary if held[0] > temporary else 0
+
+
+_TEMPORARY_REFS = _temporary_refs()
+
+
+def _scalar_read(key: Any, ndim: int) -> bool:
+    """Whether ``key`` is an integer for each of ``ndim`` axes (Python's, NumPy's, or 0-d
+    integer arrays, batched or not): one element per example, a scalar copy in NumPy."""
+    parts = key if type(key) is tuple else (key,)
+    return len(parts) == ndim and all(
+        isinstance(k, (int, np.integer)) and not isinstance(k, (bool, np.bool_))
+        or getattr(k, "ndim", None) == 0 and getattr(k, "dtype", np.dtype(bool)).kind in "iu"
+        for k in parts)
 
 
 # ---- out[key] += v --------------------------------------------------------------------------
@@ -878,6 +916,9 @@ def learn_from(exc: BaseException, learnt: list, own: dict | None) -> bool:
     if _learn_sites(exc, [f for f in frames if not any(f.f_globals is w for w in whole)],
                     learnt):
         return True
+    read = _subscripted(frame, lasti)
+    if read is not None and _learn_sites(exc, frames, learnt, read):
+        return True
     g = frame.f_globals
     if type(g) is not dict or any(g is w for w in whole) or any(m is g for m in learnt):
         return False
@@ -1007,6 +1048,97 @@ def _install_site_makers() -> None:
         conversions.intercept(np, name, made)
 
 
+_site_readers: dict[str, Any] = {}  # name -> the replacement installed in numpy (once learnt)
+
+
+def _site_reader(name: str, fallback: Any) -> Any:
+    """``numpy.<name>`` while a vmap runs: where the caller's instruction is an open learnt
+    site on this thread (``name = np.cumsum(x)``, whose result the code then read with a
+    batched index), a new array it returns is a buffer, as a maker's is; else ``fallback``'s
+    result as it is (NumPy's function, or another replacement of batchtensor's)."""
+
+    def call(*args, **kwargs):
+        res = fallback(*args, **kwargs)
+        if _sites_open and type(res) is np.ndarray and res.base is None:
+            active = getattr(_site_state, "active", None)
+            if active:
+                f = sys._getframe(1)
+                if (f.f_code, f.f_lasti) in active and not any(res is a for a in args):
+                    level = _level_for_buffers()
+                    if level is not None:
+                        return LocalBuffer(res, level)
+        return res
+
+    call.__name__ = call.__qualname__ = name
+    call.__doc__ = fallback.__doc__
+    call.__wrapped__ = _numpy_function(name)  # type: ignore[attr-defined]  # (a function's)
+    return call
+
+
+def _numpy_function(name: str) -> Any:
+    """NumPy's own ``numpy.<name>`` (under the replacements installed while a vmap runs)."""
+    fn = getattr(np, name, None)
+    for _ in range(4):  # (through batchtensor's wrappers only: NumPy's have __wrapped__ too)
+        if not str(getattr(fn, "__module__", "")).startswith("batchtensor"):
+            break
+        fn = getattr(fn, "__wrapped__", None)
+    return fn
+
+
+def _reads_per_example(name: str) -> bool:
+    """Whether a learnt call ``np.<name>(...)`` may make a buffer (``_site_reader``): a
+    NumPy function (not a class, a ufunc, a conversion or a maker, which the makers serve)."""
+    fn = _numpy_function(name)
+    return callable(fn) and not isinstance(fn, (type, np.ufunc)) \
+        and name not in conversions.ORIGINALS and name not in SITE_MAKERS \
+        and str(getattr(fn, "__module__", "")).startswith("numpy")
+
+
+def _install_site_readers(names: set) -> None:
+    """Replace ``numpy.<name>`` for each of ``names`` while a vmap runs, once."""
+    made = {}
+    with _lock:
+        for name in names:
+            if name not in _site_readers:
+                made[name] = _site_readers[name] = _site_reader(
+                    name, conversions.replacement_of(np, name))
+                ALIASES[made[name]] = _numpy_function(name)
+    for name, reader in made.items():
+        conversions.intercept(np, name, reader)
+        _STAND_IN.__dict__.pop(name, None)  # (read from numpy each time, as it is swapped now)
+
+
+def _subscripted(frame: Any, lasti: Any) -> Any:
+    """The plain array that ``frame`` reads at ``lasti`` with ``a[key]`` (a variable of the
+    frame), where that is the instruction there; else None. NumPy converts a batched key there
+    without asking it: where the array was made by a NumPy call stored straight into a
+    variable, that call is learnt (``_learn_sites``) and makes a buffer in every pass after,
+    whose ``[]`` reads per example."""
+    if lasti is None:
+        return None
+    instrs = _instructions(frame.f_code)
+    k = next((j for j, ins in enumerate(instrs) if ins[4] == lasti), None)
+    if k is None or instrs[k][0] != "BINARY_SUBSCR":
+        return None
+    need, j = 2, k - 1  # back over the key, to the load of the array
+    try:
+        while j >= 0:
+            opname, opcode, arg, _, _ = instrs[j]
+            if opcode in _JUMPS:
+                return None
+            need -= dis.stack_effect(opcode, arg if opcode >= dis.HAVE_ARGUMENT else None,
+                                     jump=False)
+            if need <= 0:
+                break
+            j -= 1
+    except ValueError:
+        return None
+    if need != 0 or j < 0 or instrs[j][0] not in ("LOAD_FAST", "LOAD_DEREF"):
+        return None
+    value = frame.f_locals.get(instrs[j][3])
+    return value if type(value) is np.ndarray else None
+
+
 def _written_arrays(exc: BaseException) -> list:
     """The plain arrays a refused write went into: the array of ``out[i] = x`` (NumPy may wrap
     that error), or a SharedWriteError's targets."""
@@ -1021,21 +1153,24 @@ def _written_arrays(exc: BaseException) -> list:
     return [t for t in found if type(t) is np.ndarray]
 
 
-def _learn_sites(exc: BaseException, frames: list, learnt: list) -> bool:
+def _learn_sites(exc: BaseException, frames: list, learnt: list, read: Any = None) -> bool:
     """Whether the write ``exc`` refused went into an array made, in the code of one of
     ``frames`` (the innermost first: the writer, then its callers), at a maker call not
-    learnt yet (``MakerSites``): then that call joins ``learnt``."""
-    targets = _written_arrays(exc)
+    learnt yet (``MakerSites``): then that call joins ``learnt``. ``read``: instead, the
+    array read with a batched key (``_subscripted``), made by a maker or another NumPy
+    function (``_site_reader``)."""
+    targets = _written_arrays(exc) if read is None else [read]
     if not targets:
         return False
+    readers: set | None = None if read is None else set()
     for frame in frames:
         g = frame.f_globals
         numpy_names = {n for n, v in list(g.items()) if v is np and type(n) is str}
         if not numpy_names:
             continue
         names = {n for n, v in list(frame.f_locals.items()) if type(v) is np.ndarray and any(
-            t is v or t.base is v for t in targets)}
-        lastis = _maker_sites(frame.f_code, names, numpy_names) if names else set()
+            t is v or (read is None and t.base is v) for t in targets)}
+        lastis = _maker_sites(frame.f_code, names, numpy_names, readers) if names else set()
         if lastis:
             break
     else:
@@ -1053,6 +1188,8 @@ def _learn_sites(exc: BaseException, frames: list, learnt: list) -> bool:
             learnt.append(entry)
         entry.lastis |= lastis
     _install_site_makers()
+    if readers:
+        _install_site_readers(readers)
     return True
 
 
@@ -1078,10 +1215,12 @@ def _instructions(code: Any) -> list:
     return out
 
 
-def _maker_call(instrs: list, k: int, numpy_names: set) -> int | None:
+def _maker_call(instrs: list, k: int, numpy_names: set,
+                readers: set | None = None) -> int | None:
     """Where ``instrs[k]`` stores the result of a call ``np.<maker>(...)`` (``np`` a name in
     ``numpy_names``, no jump among the arguments): the index of the call's first
-    instruction (PRECALL or CALL), else None."""
+    instruction (PRECALL or CALL), else None. With ``readers`` (a set), any NumPy function
+    ``_reads_per_example`` takes too, whose name joins ``readers``."""
     call = instrs[k - 1] if k else None
     if call is None or call[0] not in ("CALL", "CALL_KW"):
         return None
@@ -1102,8 +1241,13 @@ def _maker_call(instrs: list, k: int, numpy_names: set) -> int | None:
     if need != 0 or j < 1:
         return None
     load, module = instrs[j], instrs[j - 1]
-    if load[0] in ("LOAD_METHOD", "LOAD_ATTR") and load[3] in SITE_MAKERS \
-            and module[0] in ("LOAD_GLOBAL", "LOAD_NAME") and module[3] in numpy_names:
+    if load[0] not in ("LOAD_METHOD", "LOAD_ATTR") or module[0] not in (
+            "LOAD_GLOBAL", "LOAD_NAME") or module[3] not in numpy_names:
+        return None
+    if load[3] in SITE_MAKERS:
+        return first
+    if readers is not None and _reads_per_example(load[3]):
+        readers.add(load[3])
         return first
     return None
 
@@ -1147,10 +1291,12 @@ def _kept_local(code: Any, name: str) -> bool:
     return True
 
 
-def _maker_sites(code: Any, names: set, numpy_names: set) -> set[int]:
+def _maker_sites(code: Any, names: set, numpy_names: set,
+                 readers: set | None = None) -> set[int]:
     """The ``f_lasti`` values of ``code``'s calls ``name = np.<maker>(...)`` for ``name`` in
     ``names`` (a variable nothing keeps beyond the call: ``_kept_local``) and ``np`` in
-    ``numpy_names`` (read from the bytecode, once per learning)."""
+    ``numpy_names`` (read from the bytecode, once per learning); with ``readers``, of other
+    NumPy functions too (``_maker_call``)."""
     instrs = _instructions(code)
     found: set[int] = set()
     todo, seen = list(names), set(names)
@@ -1165,7 +1311,8 @@ def _maker_sites(code: Any, names: set, numpy_names: set) -> set[int]:
                     seen.add(source)
                     todo.append(source)
                     continue
-                first = _maker_call(instrs, k, numpy_names) if _kept_local(code, name) else None
+                first = _maker_call(instrs, k, numpy_names, readers) \
+                    if _kept_local(code, name) else None
                 if first is not None:
                     found.update(range(instrs[first][4], ins[4], 2))
     return found

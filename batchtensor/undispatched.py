@@ -27,7 +27,7 @@ from .registry import ALIASES
 from .rules.vectorize import VECTORIZE_CALL
 from .tensor import BatchedTensor
 
-__all__ = ["UNDISPATCHED", "ORIGINALS"]
+__all__ = ["UNDISPATCHED", "SEQUENCES", "ORIGINALS"]
 
 #: ``numpy`` function name -> the parameters that take arrays which its dispatcher leaves out
 #: (``tests/test_undispatched.py`` checks them against NumPy's dispatchers and documentation).
@@ -50,12 +50,27 @@ UNDISPATCHED: dict[str, tuple[str, ...]] = {
 }
 
 
+#: ``numpy`` function name -> the parameter whose array NumPy converts itself where it is given
+#: as a list or tuple: its dispatcher names the list, and NumPy asks only array arguments, not
+#: a list's elements. With a batched element the wrapper converts the list first, as each
+#: example's call converts it (``np.asarray``: ``batchtensor.conversions``), and hands NumPy's
+#: function the batched array. (scikit-learn's RobustScaler: ``np.transpose(quantiles)`` of a
+#: list of per-feature percentiles; SciPy's ``mstats``: ``np.min([p, 1 - p])``, ``np.sum([...])``.)
+SEQUENCES: dict[str, str] = {
+    "transpose": "a",
+    "sum": "a",
+    "min": "a",
+    "max": "a",
+}
+
+
 def _module_and_name(dotted: str) -> tuple[Any, str]:
     mod, _, name = dotted.rpartition(".")
     return (getattr(np, mod) if mod else np), name
 
 
-ORIGINALS: dict[str, Any] = {d: getattr(*_module_and_name(d)) for d in UNDISPATCHED}
+ORIGINALS: dict[str, Any] = {d: getattr(*_module_and_name(d))
+                             for d in (*UNDISPATCHED, *SEQUENCES)}
 
 
 def _wrapper(name: str, params: tuple[str, ...]) -> Callable:
@@ -87,8 +102,39 @@ def _wrapper(name: str, params: tuple[str, ...]) -> Callable:
     return call
 
 
+def _sequence_wrapper(name: str, param: str) -> Callable:
+    original = ORIGINALS[name]
+    sig = inspect.signature(original)
+    position = list(sig.parameters).index(param)
+    convert = conversions.replacement("asarray")
+
+    def call(*args, **kwargs):
+        if current_level() is not None and config.intercept_numpy:
+            if position < len(args):
+                a = args[position]
+                if (type(a) is list or type(a) is tuple) and scan_level(a) is not None:
+                    args = (*args[:position], convert(a), *args[position + 1:])
+            else:
+                a = kwargs.get(param)
+                if (type(a) is list or type(a) is tuple) and scan_level(a) is not None:
+                    kwargs = {**kwargs, param: convert(a)}
+        return original(*args, **kwargs)
+
+    call.__name__ = call.__qualname__ = name.rpartition(".")[2]
+    call.__doc__ = (f"``numpy.{name}``, which converts a list or tuple of batched values "
+                    f"(``{param}``) batched inside a vmap (batchtensor.undispatched).\n\n"
+                    f"{original.__doc__ or ''}")
+    call.__wrapped__ = original  # type: ignore[attr-defined]  # (a function's attributes)
+    call.__signature__ = sig  # type: ignore[attr-defined]
+    return call
+
+
 for _dotted, _params in UNDISPATCHED.items():
     _made = _wrapper(_dotted, _params)
+    ALIASES[_made] = ORIGINALS[_dotted]
+    conversions.intercept(*_module_and_name(_dotted), _made)
+for _dotted, _param in SEQUENCES.items():
+    _made = _sequence_wrapper(_dotted, _param)
     ALIASES[_made] = ORIGINALS[_dotted]
     conversions.intercept(*_module_and_name(_dotted), _made)
 
