@@ -5,7 +5,9 @@ element, over the coefficient axis (whose length is static), so results match th
 Data-dependent shapes: ``polymul`` trims leading zeros (``poly1d``), ``polydiv`` trims the
 remainder's leading near-zeros, ``roots`` trims leading zeros: a result when every example
 keeps as many, else a clear error. Data-dependent dtypes (``roots`` and ``poly`` return real
-values when every root is real, or comes in conjugate pairs): the examples must agree.
+values when every root is real, or comes in conjugate pairs): ``poly``'s examples must agree;
+``roots`` asks NumPy's ``if`` as a ``bool()`` of the batch, so examples that disagree run as
+groups, each of one dtype.
 
 ``polyfit`` fits every example's ``y`` against one shared ``x`` (and ``w``) in one
 least-squares call with the examples as columns (NumPy's own 2-D ``y`` path); a batched ``x``
@@ -17,7 +19,8 @@ from __future__ import annotations
 import numpy as np
 from numpy import mintypecode
 
-from ..errors import BatchingError, DataDependentError, LoopFallback
+from ..errors import BatchingError, ControlFlowError, DataDependentError, LoopFallback
+from ..plumbing import unwrap, wrap, wrap_result
 from ..registry import batch_rule, op_name
 from ._helpers import as_array, flat_rows, logical_rank, move_bdim_to_front, require
 from .setops import any_true, compress_rows
@@ -261,8 +264,26 @@ def poly_rule(seq_of_zeros, seq_of_zeros_bdim):
     return _real_if_conjugate(np.poly, a, z), 0
 
 
-@batch_rule(np.roots)
-def roots_rule(p, p_bdim):
+def _all_real(real, level) -> bool:
+    """NumPy's ``if all(w.imag == 0): w = w.real`` in ``roots`` (``eigvals``), for each
+    example (``real``, batch first): an ``if`` on the data, so where the examples disagree
+    vmap runs each side as a group of its own, as for a Python ``if`` (``bool()`` of a batched
+    value: each group then has one dtype, and the groups' results stack as the loop's)."""
+    try:
+        return bool(wrap(real, 0, level))
+    except ControlFlowError as e:
+        e.args = (_mixed_dtype_message(np.roots),)
+        raise
+
+
+@batch_rule(np.roots, raw=True)
+def roots_rule(level, args, kwargs):
+    # (raw: the level, for its `if`; NumPy's dispatcher has checked the one argument)
+    p, p_bdim = unwrap(args[0] if args else kwargs["p"], level)
+    return wrap_result(_roots(p, p_bdim, level), level)
+
+
+def _roots(p, p_bdim, level):
     if logical_rank(p, p_bdim) > 1:
         raise ValueError("Input must be a rank-1 array.")
     c = _coeffs(p, p_bdim, "p")
@@ -289,10 +310,8 @@ def roots_rule(p, p_bdim):
             # NumPy makes an example's roots real where they all are: 2.4's eigvals does
             # (for the whole batch at once), 2.5's eigvals is complex and roots does
             real = np.all(np.imag(w) == 0, axis=1)
-            if not any_true(~real):
+            if b == 0 or _all_real(real, level):
                 w = np.real(w)
-            elif any_true(real):
-                raise DataDependentError(_mixed_dtype_message(np.roots))
     else:
         w = np.zeros((b, 0), float, like=cc)
     ntrail = out_len.shape[1] - w.shape[1]

@@ -11,23 +11,35 @@ the batched values (its ``lfilter`` calls then take that path). Other batched co
 (breakpoints ``bp``, ``filtfilt(method="gust")``) run per example (correct, slow, warned).
 ``zi`` may be batched or not.
 ``detrend(overwrite_data=True)`` runs per example too: it may write into each example.
+
+Compiled kernels that SciPy's Python code calls: ``_sigtools._convolve2d`` (``convolve2d``,
+``correlate2d``) as the sum of shifted products over the batch, in the kernel's order and
+dtype, or the kernel once per example where that costs less (``_shifted_pays``);
+``_sigtools._medfilt2d`` (``medfilt2d``) as ndimage's median with a window of one along the
+batch axis; the spline bases ``_cubic`` / ``_quadratic`` (``cspline1d_eval``,
+``qspline1d_eval``) on the whole batch. ``upfirdn``: one call on the batch, or once per example
+for a batched filter.
 Loaded by ``batchtensor.foreign`` once ``scipy.signal`` is imported.
 """
 
 from __future__ import annotations
 
 import numpy as np
-from scipy import signal
+from scipy import ndimage, signal
+from scipy.signal import _sigtools, _spline_filters
 
 import functools
 import inspect
 
-from ..plumbing import unwrap, wrap_result
-from ._helpers import (as_array, batch_outermost, logical_rank, logical_shape, require,
-                       wrap_axis)
+from ..plumbing import innermost, unwrap, wrap_result
+from ..scalars import ARRAY_0D, Array0d
+from ._helpers import (NoValue, all_examples, any_example, as_array, batch_outermost,
+                       logical_rank, logical_shape, require, wrap_axis)
 from ._scipy import call, front, front_axis, moved_blocks, no_examples, scipy_rule, writes_into
 
 lfilter, sosfilt = call(signal, "lfilter"), call(signal, "sosfilt")
+#: the compiled kernels themselves (probes, and calls once per example on NumPy arrays)
+_convolve2d = _sigtools._convolve2d
 
 
 def _size(*pairs):
@@ -65,7 +77,8 @@ def _compiled_each(size: int, samples: int, taps: int, *values) -> bool:
 
 def _each_example(fn, size, args, bdims, *rest):
     """SciPy's compiled ``fn`` on each example's arguments (where that is cheaper than the
-    recurrence: ``_recurrence_pays``), its results stacked, as the loop stacks them."""
+    rule's vectorised path: ``_recurrence_pays``, ``_shifted_pays``), its results stacked, as
+    the loop stacks them."""
     fronts = [front(v, d, size) if d is not None else v for v, d in zip(args, bdims)]
     results = [fn(*(v[i] if d is not None else v for v, d in zip(fronts, bdims)), *rest)
                for i in range(size)]
@@ -78,6 +91,8 @@ def _stacked(results):
     """The examples' results in one batch-first array, each example laid out as its own
     (SciPy's layout depends on the axis filtered)."""
     one = results[0]
+    if type(one) is not np.ndarray:  # (values of other vmaps' levels, inside them)
+        return np.stack(results)
     order = sorted(range(one.ndim), key=lambda k: -abs(one.strides[k]))  # outermost first
     out = np.empty((len(results),) + tuple(one.shape[k] for k in order), dtype=one.dtype,
                    like=one)
@@ -363,3 +378,191 @@ def resample_poly_rule(x, x_bdim, up, down, axis=0, window=("kaiser", 5.0), padt
     ax = front_axis(axis, logical_rank(x, x_bdim))
     return call(signal, "resample_poly")(move(x, x_bdim), up, down, ax, window, padtype,
                                          cval), 0
+
+
+@scipy_rule(signal.upfirdn)
+def upfirdn_rule(h, h_bdim, x, x_bdim, up=1, down=1, axis=-1, mode="constant", cval=0):
+    if h_bdim is not None:  # each example's filter: SciPy's polyphase filter once per example
+        size = _size(h, h_bdim, x, x_bdim)
+        require(size > 0, "upfirdn with a batched filter and no examples")
+        fn = call(signal, "upfirdn")
+        return _each_example(lambda hi, xi: fn(hi, xi, up, down, axis, mode, cval), size,
+                             (h, x), (h_bdim, x_bdim))
+    ax = front_axis(axis, logical_rank(x, x_bdim))
+    return call(signal, "upfirdn")(h, move(x, x_bdim), up, down, ax, mode, cval), 0
+
+
+def _spline_basis(name: str) -> None:
+    """``cspline1d_eval`` / ``qspline1d_eval`` evaluate their B-spline basis (``_cubic``,
+    ``_quadratic``: compiled, element by element) at each point: one call on the batch."""
+    op, fn = getattr(_spline_filters, name), call(_spline_filters, name)
+
+    @scipy_rule(op)
+    def rule(x, x_bdim):
+        return fn(x), x_bdim
+
+    rule.__name__ = f"{name}_rule"
+    ARRAY_0D[op] = Array0d.ALWAYS  # (a 0-d point gives a 0-d array)
+
+
+for _name in ("_cubic", "_quadratic"):
+    _spline_basis(_name)
+
+
+# ---- scipy.signal._sigtools: the compiled 2-d convolution and median filter ---------------------
+#: ``_convolve2d``'s boundary flags (``_bvalfromboundary``): fill 0, symm 4, wrap 8; its modes
+#: (``_valfrommode``): valid 0, same 1, full 2
+_PAD, _SYMM = 0, 4
+#: output elements per pass of the sum of shifted products (its temporaries stay in cache)
+_CHUNK = 1 << 16
+
+
+def _shifted_pays(size: int, out: int, taps: int) -> bool:
+    """Whether the sum of shifted products over the batch beats SciPy's kernel called once
+    per example. The sum costs ~25 us, ~6 us per tap and chunk of ``_CHUNK`` outputs, ~2 ns
+    per tap and output; a compiled call ~5 us, ~4 ns per tap and output. Measured (float64,
+    'same', 'symm') against the loop: B=6, 5x5 images, 3x3 kernel: 80 us against 30 us;
+    B=6, 64x64, 3x3: 0.3 ms against 0.7 ms; B=100, 64x64, 15x15: 0.26 s against 0.49 s;
+    B=1000, 32x32, 9x9: 0.22 s against 0.48 s."""
+    chunks = max(1, -(-size * out // _CHUNK))
+    return size == 0 or 25 + 6 * taps * chunks + 0.002 * size * out * taps < \
+        size * (5 + 0.004 * out * taps)
+
+
+def _window(n: int, taps: int, mode: int, flip: bool) -> tuple[int, int, int]:
+    """Along one axis of ``_convolve2d``: the output's length, the input index tap 0 reads
+    for its first element, and the lowest index any tap reads for it."""
+    out = (n - taps + 1, n, n + taps - 1)[mode]
+    if mode == 2:
+        start = 0 if flip else 1 - taps
+    elif mode == 1:
+        start = (taps - 1) >> 1 if flip else -((taps - 1) >> 1)
+    else:
+        start = taps - 1 if flip else 0
+    return out, start, start - (taps - 1) if flip else start
+
+
+def _extended(x, ax, n, low, length, boundary, fill):
+    """``x``'s elements ``low .. low + length - 1`` along ``ax`` as the kernel reads them:
+    past the ends ``fill`` (fill), mirrored again and again (symm), periodic (wrap)."""
+    if boundary == _PAD:
+        before, after = max(0, -low), max(0, low + length - n)
+        if before or after:
+            pad = [(0, 0)] * x.ndim
+            pad[ax] = (before, after)
+            x = np.pad(x, pad, constant_values=fill)
+        index = [slice(None)] * x.ndim
+        index[ax] = slice(low + before, low + before + length)
+        return x[tuple(index)]
+    r = np.arange(low, low + length, like=innermost(x))
+    if boundary == _SYMM:
+        r = np.where(r >= 0, r, -1 - r) % (2 * n)
+        r = np.where(r >= n, 2 * n - 1 - r, r)
+    return np.take(x, r % n, axis=ax)
+
+
+def _shifted_sum(ext, kernel, batched_kernel, geo, flip, acc):
+    """The kernel's sum into ``acc`` (batch first), in its order: row by row, each row's taps
+    four at a time (their products summed left to right, then added), the rest one by one,
+    onto a zeroed sum. ``ext``: the extended input, batch first where batched."""
+    (o0, s0, low0), (o1, s1, low1) = geo
+    s0, s1 = s0 - low0, s1 - low1  # (tap 0's first element in ``ext``)
+    rows, cols = kernel.shape[-2:]
+    plain = type(ext) is np.ndarray and type(kernel) is np.ndarray
+    group = np.empty(acc.shape, acc.dtype) if plain else None
+    term = np.empty(acc.shape, acc.dtype) if plain else None
+    total = None
+
+    def product(j, k, out):
+        w = kernel[:, j, k, None, None] if batched_kernel else kernel[j, k]
+        at0, at1 = (s0 - j, s1 - k) if flip else (s0 + j, s1 + k)
+        return np.multiply(w, ext[..., at0:at0 + o0, at1:at1 + o1], out=out)
+
+    whole = cols - cols % 4
+    parts = [(k, k + 4) for k in range(0, whole, 4)] + [(k, k + 1) for k in range(whole, cols)]
+    for j in range(rows):
+        for lo, hi in parts:
+            g = product(j, lo, group)
+            for k in range(lo + 1, hi):
+                g += product(j, k, term)
+            if total is None:
+                total = np.add(g, acc.dtype.type(0), out=acc if plain else None)
+            else:
+                total += g
+    return acc if total is None else total
+
+
+@scipy_rule(_sigtools._convolve2d)
+def convolve2d_rule(in1, in1_bdim, in2, in2_bdim, flip=1, mode=2, boundary=0,
+                    fillvalue=NoValue, /):
+    """``convolve2d`` / ``correlate2d``'s kernel: the sum of shifted products over the batch,
+    in the kernel's order and dtype (the same values to the bit for real dtypes on x86-64),
+    or the kernel once per example where that costs less (``_shifted_pays``)."""
+    size = _size(in1, in1_bdim, in2, in2_bdim)
+    like = in1 if in1_bdim is not None else in2
+    in1, in2 = as_array(in1, like), as_array(in2, like)
+    require(logical_rank(in1, in1_bdim) == 2 and logical_rank(in2, in2_bdim) == 2,
+            "_convolve2d of arrays that are not 2-d")
+    require(fillvalue is NoValue or type(fillvalue) in (int, float, complex)
+            or isinstance(fillvalue, (np.generic, np.ndarray)), "_convolve2d: a fillvalue")
+    fill = () if fillvalue is NoValue else (fillvalue,)
+    # SciPy's own errors for the dtypes, flags and fill value, and the dtype it computes in
+    dtype = _convolve2d(np.zeros((1, 1), in1.dtype), np.zeros((1, 1), in2.dtype), flip, mode,
+                        boundary, *fill).dtype
+    require(mode in (0, 1, 2) and boundary in (0, 4, 8), "_convolve2d: flags past SciPy's")
+    n, taps = logical_shape(in1, in1_bdim), logical_shape(in2, in2_bdim)
+    geo = [_window(n[a], taps[a], mode, bool(flip)) for a in (0, 1)]
+    out = (geo[0][0], geo[1][0])
+    require(min(out) >= 0, "_convolve2d: no part of the output is valid")
+    reads = out[0] * out[1] * taps[0] * taps[1] > 0
+    require(boundary == _PAD or min(n) > 0 or not reads,
+            "_convolve2d wraps or mirrors an empty image")  # (SciPy divides by zero)
+    plain = type(in1) is np.ndarray and type(in2) is np.ndarray  # (else: inside other vmaps)
+    # (complex infinities: the kernel's complex product recovers them, NumPy's does not)
+    finite = dtype.kind != "c" or (all_examples(np.isfinite(in1))
+                                   and all_examples(np.isfinite(in2)))
+    if size and (not finite or plain and not _shifted_pays(size, out[0] * out[1],
+                                                           taps[0] * taps[1])):
+        return _each_example(call(_sigtools, "_convolve2d"), size, (in1, in2),
+                             (in1_bdim, in2_bdim), flip, mode, boundary, *fill)
+    value = np.zeros((), dtype) if boundary != _PAD or not fill else \
+        np.reshape(np.array(fillvalue, dtype), ())  # (SciPy's cast: checked above)
+    x = in1 if in1_bdim is None else move(in1, in1_bdim)
+    x = x.astype(dtype, copy=False)
+    kernel = (in2 if in2_bdim is None else move(in2, in2_bdim)).astype(dtype, copy=False)
+    acc = np.zeros((size,) + out, dtype, like=innermost(like))
+    if not reads:
+        return acc, 0
+    for a in (0, 1):
+        o, _, low = geo[a]
+        x = _extended(x, x.ndim - 2 + a, n[a], low, o + taps[a] - 1, boundary, value[()])
+    per = size if not plain else max(1, _CHUNK // (out[0] * out[1]))
+    with np.errstate(all="ignore"):  # (compiled code sets no floating-point flags)
+        if per >= size:
+            return _shifted_sum(x, kernel, in2_bdim is not None, geo, bool(flip), acc), 0
+        for s in range(0, size, per):
+            part = slice(s, s + per)
+            _shifted_sum(x if in1_bdim is None else x[part],
+                         kernel if in2_bdim is None else kernel[part], in2_bdim is not None,
+                         geo, bool(flip), acc[part])
+    return acc, 0
+
+
+@scipy_rule(_sigtools._medfilt2d)
+def medfilt2d_rule(image, image_bdim, size=NoValue, /):
+    """``medfilt2d``'s kernel, the median of each zero-padded window: ndimage's median with a
+    window of one along the batch axis selects the same element (not with NaN, whose place
+    in SciPy's selection depends on the order it meets them: the per-example loop)."""
+    require(logical_rank(image, image_bdim) == 2 and image.dtype in _MEDIAN_DTYPES,
+            "_medfilt2d of an image that is not 2-d uint8, float32 or float64")
+    window = [3, 3] if size is NoValue else size
+    require(isinstance(window, (list, tuple, np.ndarray)) and np.ndim(window) == 1
+            and len(window) >= 2, "_medfilt2d: a window size")
+    window = [int(k) for k in window[:2]]
+    require(min(window) > 0, "_medfilt2d: an empty window")
+    require(image.dtype.kind != "f" or not any_example(np.isnan(image)), "_medfilt2d of NaN")
+    return call(ndimage, "median_filter")(move(image, image_bdim), size=[1] + window,
+                                          mode="constant", cval=0), 0
+
+
+_MEDIAN_DTYPES = (np.dtype(np.uint8), np.dtype(np.float32), np.dtype(np.float64))
