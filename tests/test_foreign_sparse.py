@@ -1,7 +1,9 @@
 """scipy.sparse with batched values (batchtensor/rules/scipy_sparse.py): COO's ``toarray()``
-of batched coordinates or data in one call, checked against the per-example loop, on SciPy's
-own classes and on scikit-learn's metrics that build them (unchanged); what stays per
-example (CSR from batched data) reruns with the loop's result."""
+of batched coordinates or data in one call, and its ``tocsr()`` / ``tocsc()`` (a CSR / CSC
+whose attributes are each example's, its methods batched), checked against the per-example
+loop, on SciPy's own classes and on scikit-learn's metrics that build them (unchanged); what
+stays per example (CSR from triplets, ``find``, the np.matrix of a sum beyond ravel /
+asarray) reruns with the loop's result."""
 
 from __future__ import annotations
 
@@ -152,8 +154,8 @@ def test_plain_toarray_untouched_inside_vmap():
     assert sp.coo_array.toarray is not scipy_sparse.toarray  # outside vmap: SciPy's own
 
 
-def test_csr_of_batched_data_reruns_per_example():
-    """Duplicates summed into a per-example number of stored entries: no batch can hold it."""
+def test_csr_built_from_triplets_reruns_per_example():
+    """``csr_array((data, (i, j)))`` converts in SciPy's compiled code: the rerun."""
     rng = np.random.default_rng(9)
     (row, col), data = entries(rng, 3, 8, np.float64)
 
@@ -166,6 +168,174 @@ def test_csr_of_batched_data_reruns_per_example():
     with warnings.catch_warnings():
         warnings.simplefilter("ignore", bt.PerformanceWarning)
         assert_same(bt.vmap(f)(row, col, data), loop_vmap(f)(row, col, data))
+
+
+# ---- COO's tocsr() / tocsc(): a BatchedCSR ------------------------------------------------------
+SPARSE = [(sp.coo_matrix, "tocsr"), (sp.coo_matrix, "tocsc"), (sp.coo_array, "tocsr"),
+          (sp.coo_array, "tocsc")]
+
+
+def compressed(r, c, d, cls=sp.coo_matrix, to="tocsr", shape=SHAPE):
+    return getattr(cls((d, (r, c)), shape=shape), to)()
+
+
+def reads(m):
+    """What code reads of a CSR / CSC: each example's attributes, sums, products."""
+    n, k = m.shape
+    v = np.arange(1, k + 1, dtype=np.int32)
+    u = np.arange(1, n + 1, dtype=np.float32)
+    return (m.indptr, m.sum(), np.ravel(m.sum(axis=0)), np.asarray(m.sum(axis=1)).ravel(),
+            np.ravel(m.sum(axis=-1, dtype=np.float32)), (m.data ** 2).sum(),
+            m.indices.sum(), m.dot(v), m.transpose().dot(u), m @ v, m.toarray(),
+            m.transpose().toarray(order="F"), m.astype(np.float32).toarray(),
+            m.power(3).toarray(), (m * 3).toarray(), m.copy().toarray(), m.tocsr().toarray(),
+            m.tocsc().toarray(), m.count_nonzero())
+
+
+@pytest.mark.parametrize("cls, to", SPARSE)
+@pytest.mark.parametrize("dtype", [np.int64, np.int8, np.uint8, np.float64, np.float32,
+                                   np.bool_])
+def test_compressed_reads_as_each_example(cls, to, dtype):
+    rng = np.random.default_rng(20)
+    (row, col), data = entries(rng, 4, 7, dtype)  # duplicates; 5 to 7 cells per example
+    if dtype is not np.bool_:
+        data[:, 0] = 0  # an explicit zero: stored, as SciPy stores it
+    vectorised(lambda r, c, d: reads(compressed(r, c, d, cls, to)), row, col, data)
+    vectorised(lambda r, c, d: reads(compressed(r, c, d, cls, to)), row[:1], col[:1], data[:1])
+
+
+@pytest.mark.parametrize("in_axes", [(0, 0, None), (None, None, 0), (-1, 0, 0), (0, -1, None)])
+def test_compressed_in_axes_and_unbatched_parts(in_axes):
+    rng = np.random.default_rng(21)
+    (row, col), data = entries(rng, 3, 6, np.int64)
+    args = [a[0] if ax is None else (a.T.copy() if ax == -1 else a)
+            for a, ax in zip((row, col, data), in_axes)]
+    vectorised(lambda r, c, d: reads(compressed(r, c, d)), *args, in_axes=in_axes)
+
+
+def test_compressed_counts_agreeing_and_degenerate_shapes():
+    """Every example storing as many entries (batched attributes, no selection); a matrix
+    of no entries; a size-0 axis; one row, one column."""
+    rng = np.random.default_rng(22)
+    row = np.array([[0, 1, 2], [2, 1, 0]])
+    col = np.array([[1, 1, 3], [0, 3, 3]])
+    data = rng.integers(1, 5, (2, 3))
+    vectorised(lambda r, c, d: reads(compressed(r, c, d)), row, col, data)
+    for shape, nnz in [((3, 4), 0), ((1, 5), 4), ((5, 1), 4)]:
+        (row, col), data = entries(rng, 3, nnz, np.float64, shape)
+        for cls, to in SPARSE:
+            vectorised(lambda r, c, d: reads(compressed(r, c, d, cls, to, shape)),
+                       row, col, data)
+    (row, col), data = entries(rng, 3, 0, np.float64, (0, 4))
+    vectorised(lambda r, c, d: (np.ravel(compressed(r, c, d, shape=(0, 4)).sum(axis=0)),
+                                compressed(r, c, d, shape=(0, 4)).astype(int).toarray()),
+               row, col, data)
+
+
+@pytest.mark.parametrize("base", [sp.csr_matrix, sp.csc_array])
+def test_compressed_batch_of_no_examples_and_its_class(base):
+    """(SciPy's constructor asks ``bool()`` of its index checks, which no example answers at
+    batch size 0: the object is made from a dense batch here.) It is SciPy's class, to
+    ``isinstance`` and ``issparse``."""
+    def f(d, s):
+        m = scipy_sparse.batched_compressed(base, d, s, np.dtype(np.int32))
+        assert isinstance(m, base) and sp.issparse(m) and m.format == base((1, 1)).format
+        return m.indptr, np.ravel(m.sum(axis=0)), m.dot(np.arange(4.0)), m.transpose().toarray()
+
+    rng = np.random.default_rng(27)
+    for b in (0, 3):
+        d = rng.normal(size=(b, 3, 4))
+        got = bt.vmap(f, fallback="error")(d, d > 0)
+        assert [g.shape[0] for g in got] == [b] * 4
+        if b:
+            assert_same(got, loop_vmap(f)(d, d > 0))
+
+
+def test_compressed_nested():
+    rng = np.random.default_rng(23)
+    (row, col), data = entries(rng, 6, 7, np.int64)
+    row, col, data = row.reshape(2, 3, 7), col.reshape(2, 3, 7), data.reshape(2, 3, 7)
+
+    def f(r, c, d):
+        m = compressed(r, c, d)
+        return np.ravel(m.sum(axis=1)), (m.data ** 2).sum(), m.dot(np.ravel(m.sum(axis=0)))
+
+    inner = bt.vmap(f, in_axes=(0, 0, None))
+    with bt.config(fallback="error"):
+        got = bt.vmap(inner, in_axes=(0, 0, 0))(row, col, data[:, 0])
+    assert_same(got, loop_vmap(loop_vmap(f, in_axes=(0, 0, None)))(row, col, data[:, 0]))
+
+
+def test_compressed_dot_skips_cells_not_stored():
+    """``m @ v`` multiplies stored entries only: an inf of ``v`` meets no zero (no NaN)."""
+    rng = np.random.default_rng(24)
+    (row, col), data = entries(rng, 3, 3, np.float64)
+    v = np.array([np.inf, 1.0, -np.inf, 2.0])
+    with warnings.catch_warnings():
+        warnings.simplefilter("error", RuntimeWarning)
+        vectorised(lambda r, c, d: compressed(r, c, d).dot(v), row, col, np.abs(data) + 1)
+
+
+def rerun_like_loop(f, *args):
+    with pytest.raises((TypeError, bt.BatchingError)):
+        bt.vmap(f, fallback="error")(*args)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", bt.PerformanceWarning)
+        assert_same(bt.vmap(f)(*args), loop_vmap(f)(*args))
+
+
+def test_compressed_uses_without_a_batched_meaning_rerun():
+    """The np.matrix of an spmatrix's sum beyond ravel / asarray / astype, SciPy's compiled
+    methods (indexing, a sparse product) and a count that differs per example: the rerun."""
+    rng = np.random.default_rng(25)
+    (row, col), data = entries(rng, 3, 7, np.int64)
+    uses = [lambda m: m.sum(axis=1) * m.sum(axis=0),  # a matrix product per example
+            lambda m: m.sum(axis=0)[0],  # a 1 x n matrix per example
+            lambda m: np.asanyarray(m.sum(axis=1)),
+            lambda m: m.sum(axis=0).A1,
+            lambda m: m[0].toarray(),
+            lambda m: (m @ m.transpose()).toarray(),
+            lambda m: np.float64(m.nnz)]
+    for use in uses:
+        rerun_like_loop(lambda r, c, d: np.asarray(use(compressed(r, c, d))), row, col, data)
+
+
+@pytest.mark.parametrize("change", ["data", "alias", "indptr", "assign"])
+@pytest.mark.parametrize("counts", ["ragged", "same"])
+def test_compressed_writes_and_assignments_as_the_loop(change, counts):
+    """Writes into ``data`` / ``indptr`` (also through a name held before) and assignments:
+    the methods then see what the loop's example holds (SciPy's own, or the rerun)."""
+    rng = np.random.default_rng(26)
+    (row, col), data = entries(rng, 3, 7, np.float64)
+    if counts == "same":
+        row, col = np.stack([np.arange(7) % 3] * 3), np.stack([np.arange(7) % 4] * 3)
+
+    def f(r, c, d):
+        m = compressed(r, c, d)
+        held = m.data
+        if change == "data":
+            m.data *= 2
+        elif change == "alias":
+            held += 1.5
+        elif change == "indptr":
+            m.indptr[1] = m.indptr[2]  # row 0 takes row 1's first entries
+        else:
+            m.data = m.data * 3
+        return (np.ravel(m.sum(axis=1)), m.sum(), m.dot(np.arange(4.0)), m.toarray(),
+                m.transpose().toarray())
+
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", bt.PerformanceWarning)
+        assert_same(bt.vmap(f)(row, col, data), loop_vmap(f)(row, col, data))
+
+
+def test_compressed_batch_of_one_and_plain_untouched():
+    m = sp.coo_matrix((np.array([1.0, 2.0]), (np.array([0, 0]), np.array([1, 1]))),
+                      shape=(2, 2)).tocsr()
+    got = bt.vmap(lambda x: np.ravel(m.sum(axis=1)) + x, fallback="error")(np.zeros((3, 2)))
+    assert_same(got, np.broadcast_to(np.ravel(m.sum(axis=1)), (3, 2)))
+    assert type(m) is sp.csr_matrix
+    assert sp.coo_array.tocsr is not scipy_sparse.tocsr  # outside vmap: SciPy's own
 
 
 # ---- scikit-learn's metrics, unchanged ---------------------------------------------------------
@@ -215,6 +385,34 @@ def test_sklearn_confusion_matrix_sample_weight(metrics, weights):
     assert got.dtype == (np.int64 if weights is np.int64 else np.float64)
     vectorised(lambda a, b, w: metrics.confusion_matrix(a, b, sample_weight=w), yt[0], yp[0],
                w, in_axes=(None, None, 0))
+
+
+@pytest.mark.parametrize("name", ["cluster.pair_confusion_matrix", "rand_score"])
+@pytest.mark.parametrize("dtype", [np.int64, np.int32])
+def test_sklearn_pair_confusion_vectorised(metrics, name, dtype):
+    """scikit-learn's sparse contingency matrix (``tocsr``, ``sum(axis)``, ``.data``,
+    ``dot``, ``transpose``), each example storing its own count of cells."""
+    fn = metrics
+    for part in name.split("."):
+        fn = getattr(fn, part)
+    rng = np.random.default_rng(12)
+    yt, yp = labels(rng, 5, n=10, k=4, dtype=dtype), labels(rng, 5, n=10, k=3, dtype=dtype)
+    vectorised(fn, yt, yp)
+    vectorised(fn, yt.T.copy(), yp.T.copy(), in_axes=-1)
+    vectorised(fn, yt, yp[0], in_axes=(0, None))
+    vectorised(fn, yt[:1], yp[:1])
+    same = np.stack([np.arange(10) % 2] * 3)  # one cell pattern in every example
+    vectorised(fn, same, same[:, ::-1].copy())
+
+
+def test_sklearn_sparse_contingency_reruns_where_it_must(metrics):
+    """``np.dot`` of ``.data`` (fowlkes_mallows) and ``sp.find`` (mutual information) of a
+    per-example count of cells, and ARI's ``int()``: the loop's values, by the rerun."""
+    rng = np.random.default_rng(13)
+    yt, yp = labels(rng, 4), labels(rng, 4)
+    for fn in (metrics.fowlkes_mallows_score, metrics.mutual_info_score,
+               metrics.adjusted_rand_score, metrics.normalized_mutual_info_score):
+        rerun_like_loop(fn, yt, yp)
 
 
 def test_sklearn_labels_differing_per_example(metrics):

@@ -10,11 +10,20 @@ bool ``or``-ed), one fresh C- or F-ordered array per example as ``order=`` asks.
 ``out=`` array or another ``order`` the original runs, which converts the batched value
 (the whole-function rerun).
 
-What stays per example: CSR / CSC built from batched data (``tocsr()``, ``csr_array((data,
-(i, j)))``) sums duplicates into as many stored entries as each example has distinct cells,
-so their ``data`` / ``indices`` differ in length per example; SciPy's compiled conversions
-meet the batched value and the function reruns once per example.
-Loaded by ``batchtensor.foreign`` once ``scipy.sparse`` is imported.
+COO's ``tocsr()`` / ``tocsc()`` of a 2-d COO with batched coordinates or data (scikit-learn's
+``contingency_matrix(sparse=True)``) give a CSR / CSC object of SciPy's class (a subclass of
+it: ``BatchedCSR``) whose attributes are each example's own: ``indptr`` batched, ``data`` and
+``indices`` batched or, where each example stores another count of entries, a ragged
+selection (``rules/ragged.py``), in SciPy's canonical order. It also keeps the batched dense
+matrix and which cells store an entry, from which its methods ``sum`` (``np.matrix`` for an
+``spmatrix`` over an axis: ``BatchedMatrix``), ``@`` / ``dot`` of a vector, ``transpose``,
+``astype``, ``copy``, ``toarray``, ``tocsr`` / ``tocsc`` and SciPy's ``_with_data`` (so
+``power``, ``* scalar``, ``abs``) compute one batched call each. Every other method is
+SciPy's own on those attributes: it works where batchtensor batches the NumPy calls it makes
+and makes vmap rerun the function where it reaches compiled code. Once an attribute is
+assigned or written into (its bytes are checked at each of those methods), the dense matrix
+is dropped and the methods are SciPy's. The rest (CSR built from ``(data, (i, j))``,
+``find``) runs per example. Loaded by ``batchtensor.foreign`` once ``scipy.sparse`` is imported.
 """
 
 from __future__ import annotations
@@ -22,16 +31,22 @@ from __future__ import annotations
 from typing import Any
 
 import numpy as np
-from scipy.sparse import _coo, _sputils
+from scipy.sparse import _coo, _sputils, csc_array, csc_matrix, csr_array, csr_matrix, spmatrix
 
 from ..dispatch import function_call
+from ..errors import note_refusal
 from ..plumbing import innermost, scan_level
-from ..registry import batch_rule
+from ..registry import batch_rule, slots
+from ..tensor import BatchedTensor
 from ._helpers import batch_size_of, ensure_bdim, logical_shape
+from .ragged import is_ragged
 
-__all__ = ["coo_todense", "METHODS"]
+__all__ = ["coo_todense", "METHODS", "CONVERTERS", "BatchedCSR", "BatchedMatrix",
+           "batched_compressed"]
 
 _toarray = vars(_coo._coo_base)["toarray"]
+_tocsr = vars(_coo._coo_base)["tocsr"]
+_tocsc = vars(_coo._coo_base)["tocsc"]
 
 
 def coo_todense(coords: Any, data: Any, shape: tuple, dtype: Any, fortran: bool) -> Any:
@@ -73,5 +88,271 @@ def toarray(self: Any, order: Any = None, out: Any = None) -> Any:
 
 toarray.__doc__ = _toarray.__doc__
 
+def _refuse(value: Any, what: str) -> Any:
+    """The error of a refused conversion of ``value``'s level (vmap reruns the function once
+    per example), for what has no batched meaning here."""
+    level = scan_level(value)
+    err: Any = TypeError(f"{what}: batchtensor cannot batch this use of a scipy.sparse "
+                         f"result that differs per example; the function runs once per example")
+    err.batchtensor_conversion = True  # errors.rerun_reason: a rerun per example
+    err.batchtensor_level = level
+    err.batchtensor_what = what
+    note_refusal(level, what)
+    slots.note_if_caught(level, what)
+    raise err
+
+
+def _physical(x: Any) -> Any:
+    """The memory holding every example of ``x`` (batched or a ragged selection)."""
+    return x.values if is_ragged(x) else innermost(x)
+
+
+_INT32_MAX = int(np.iinfo(np.int32).max)  # SciPy's int64 indices past it: not here
+_ATTRIBUTES = ("data", "indices", "indptr", "_shape")
+
+
+class BatchedCSR:
+    """A CSR / CSC matrix or array of batched entries (mixed into SciPy's four classes below).
+    ``_bt``: the batched dense matrix, the batched mask of the cells that store an entry, and
+    the bytes ``data`` / ``indices`` / ``indptr`` held when it was made; None once one of them
+    was assigned or written into (SciPy's own methods then)."""
+
+    _bt: Any = None
+    # (SciPy's, for the type checker)
+    data: Any
+    dtype: Any
+    indptr: Any
+    format: Any
+    _csr_container: Any
+    _csc_container: Any
+
+    def __setattr__(self, name: str, value: Any) -> None:
+        if name in _ATTRIBUTES:
+            object.__setattr__(self, "_bt", None)
+        object.__setattr__(self, name, value)
+
+    def _live(self) -> Any:
+        """``(dense, stored)`` while the attributes hold what they were made with."""
+        if self._bt is not None:
+            for name, held in zip(("data", "indices", "indptr"), self._bt[2]):
+                if _physical(getattr(self, name)).tobytes() != held:
+                    object.__setattr__(self, "_bt", None)  # written into: SciPy's methods
+                    return None
+            return self._bt[:2]
+        return None
+
+    def sum(self, axis: Any = None, dtype: Any = None, out: Any = None) -> Any:
+        live = self._live()
+        if live is None or out is not None or (axis is not None and axis not in
+                                               (0, 1, -1, -2)):
+            return super().sum(axis, dtype, out)  # type: ignore[misc]
+        if axis is None:  # SciPy: np.sum of the stored entries
+            return np.sum(self.data, dtype=dtype)
+        res = np.sum(live[0], axis=axis, dtype=dtype or _sputils.get_sum_dtype(self.dtype))
+        if isinstance(self, spmatrix):  # a 2-d np.matrix per example
+            return BatchedMatrix(np.expand_dims(res, axis % 2))
+        return res
+
+    def _matmul_vector(self, other: Any) -> Any:
+        live = self._live()
+        if live is None:
+            return super()._matmul_vector(other)  # type: ignore[misc]
+        dense, stored = live
+        t = np.dtype(_sputils.upcast_char(self.dtype.char, other.dtype.char))
+        # only stored entries multiply (0 * inf is no NaN of SciPy's), in SciPy's type
+        prod = np.multiply(dense.astype(t), other.astype(t), where=stored,
+                           out=np.zeros_like(dense, dtype=t))
+        return np.sum(prod, axis=1, dtype=t)
+
+    def transpose(self, axes: Any = None, copy: bool = False) -> Any:
+        live = self._live()
+        if live is None or axes is not None:
+            return super().transpose(axes, copy)  # type: ignore[misc]
+        other = self._csc_container if self.format == "csr" else self._csr_container
+        return batched_compressed(other, np.transpose(live[0]), np.transpose(live[1]),
+                                   self.indptr.dtype)
+
+    def astype(self, dtype: Any, casting: str = "unsafe", copy: bool = True) -> Any:
+        live = self._live()
+        if live is None:
+            return super().astype(dtype, casting, copy)  # type: ignore[misc]
+        dtype = _sputils.getdtype(dtype)
+        if dtype == self.dtype:
+            return self.copy() if copy else self
+        return batched_compressed(type(self), live[0].astype(dtype, casting=casting),
+                                   live[1], self.indptr.dtype)
+
+    def copy(self) -> Any:
+        live = self._live()
+        if live is None:
+            return super().copy()  # type: ignore[misc]
+        return batched_compressed(type(self), live[0].copy(), live[1], self.indptr.dtype)
+
+    def _with_data(self, data: Any, copy: bool = True) -> Any:
+        """``self``'s structure with ``data``: the dense matrix made again through the mask."""
+        live = self._live()
+        if live is None or not (is_ragged(data) or scan_level(data) is not None):
+            return super()._with_data(data, copy)  # type: ignore[misc]
+        dense, stored = live
+        new = np.zeros_like(dense, dtype=data.dtype)
+        if self.format == "csr":
+            new[stored] = data
+        else:
+            np.transpose(new)[np.transpose(stored)] = data  # data in column order
+        return batched_compressed(type(self), new, stored, self.indptr.dtype)
+
+    def toarray(self, order: Any = None, out: Any = None) -> Any:
+        live = self._live()
+        if live is None or out is not None or order not in (None, "C", "F"):
+            return super().toarray(order, out)  # type: ignore[misc]
+        return live[0].copy(order="F" if order == "F" else "C")
+
+    def tocsr(self, copy: bool = False) -> Any:
+        live = self._live()
+        if live is None or self.format == "csr":
+            return super().tocsr(copy)  # type: ignore[misc]
+        return batched_compressed(self._csr_container, live[0], live[1], self.indptr.dtype)
+
+    def tocsc(self, copy: bool = False) -> Any:
+        live = self._live()
+        if live is None or self.format == "csc":
+            return super().tocsc(copy)  # type: ignore[misc]
+        return batched_compressed(self._csc_container, live[0], live[1], self.indptr.dtype)
+
+
+def _subclass(base: type) -> type:
+    return type(base.__name__, (BatchedCSR, base), {"__module__": __name__,
+                                                     "__doc__": base.__doc__})
+
+
+_SUBCLASSES = {base: _subclass(base) for base in (csr_matrix, csr_array, csc_matrix, csc_array)}
+
+
+def batched_compressed(cls: type, dense: Any, stored: Any, idx: Any) -> Any:
+    """A ``cls`` (CSR / CSC, matrix or array) holding, per example, the entries of ``dense``
+    where ``stored``, in SciPy's canonical order (by row for CSR, by column for CSC), its
+    index arrays of dtype ``idx``."""
+    cls = next(b for b in _SUBCLASSES if issubclass(cls, b))
+    m, n = dense.shape
+    csc = getattr(cls, "_format") == "csc"
+    major = (np.transpose(dense), np.transpose(stored)) if csc else (dense, stored)
+    # each cell's minor index, made from the batched mask (a plain array indexed by a batched
+    # mask dispatches not; no plain array meets another backend's)
+    grid = np.cumsum(np.ones_like(major[1], dtype=idx), axis=1, dtype=idx) - 1
+    counts = np.cumsum(np.sum(major[1], axis=1, dtype=idx), dtype=idx)
+    obj: Any = object.__new__(_SUBCLASSES[cls])
+    attributes = {"data": major[0][major[1]], "indices": grid[major[1]],
+                  "indptr": np.concatenate([np.zeros_like(counts[:1]), counts])}
+    for name, value in (*attributes.items(), ("maxprint", 50), ("_shape", (m, n)),
+                        ("_has_sorted_indices", True), ("_has_canonical_format", True)):
+        object.__setattr__(obj, name, value)
+    held = tuple(_physical(v).tobytes() for v in attributes.values())
+    object.__setattr__(obj, "_bt", (dense, stored, held))
+    return obj
+
+
+def _to_compressed(self: Any, copy: bool, original: Any, container: Any) -> Any:
+    """COO's ``tocsr`` / ``tocsc``: batched coordinates or data give a ``BatchedCSR``."""
+    level = scan_level((self.coords, self.data))
+    if level is None or level.per_example or self.ndim != 2 or \
+            self.dtype.type not in _sputils.supported_dtypes or \
+            max(*self.shape, self.nnz) > _INT32_MAX:
+        return original(self, copy)
+    # SciPy's index dtype: an spmatrix's indices are downcast to int32 (they fit, above); an
+    # sparray's keep the coordinates' int64, unless it has no entries (an empty CSR)
+    idx = np.dtype(np.int32) if isinstance(self, spmatrix) or self.nnz == 0 else \
+        self._get_index_dtype(self.coords, maxval=max(self.nnz, *self.shape))
+    dense = toarray(self)
+    stored = coo_todense(tuple(self.coords), np.ones_like(self.data, dtype=bool),
+                         tuple(self.shape), np.bool_, False)
+    return batched_compressed(container, dense, stored, idx)
+
+
+def tocsr(self: Any, copy: bool = False) -> Any:
+    """COO's ``tocsr``: batched coordinates or data give a ``BatchedCSR``."""
+    return _to_compressed(self, copy, _tocsr, self._csr_container)
+
+
+def tocsc(self: Any, copy: bool = False) -> Any:
+    """COO's ``tocsc``: batched coordinates or data give a ``BatchedCSR`` of CSC's class."""
+    return _to_compressed(self, copy, _tocsc, self._csc_container)
+
+
+tocsr.__doc__, tocsc.__doc__ = _tocsr.__doc__, _tocsc.__doc__
+
+
+class BatchedMatrix:
+    """What an ``spmatrix``'s sum over an axis gives each example: a 2-d ``np.matrix``, which
+    no batch holds (a matrix is always 2-d; its ``*`` multiplies matrices, a row of it is a
+    matrix). Only what reads the same for the matrix as for the 2-d array ``value`` is
+    served: ``np.ravel`` (an array), ``np.asarray`` / ``np.array`` / ``np.ascontiguousarray``
+    (the array), ``astype`` (another such matrix), ``shape``, ``ndim``, ``dtype``, ``size``.
+    Every other use makes vmap rerun the function once per example."""
+
+    __slots__ = ("value",)
+    __array_priority__ = 10.1  # np.matrix's: a NumPy operator hands over to __array_ufunc__
+
+    def __init__(self, value: Any):
+        self.value = value
+
+    shape = property(lambda self: self.value.shape)
+    ndim = property(lambda self: self.value.ndim)
+    dtype = property(lambda self: self.value.dtype)
+    size = property(lambda self: self.value.size)
+
+    def astype(self, dtype: Any, order: str = "K", casting: str = "unsafe", subok: bool = True,
+               copy: bool = True) -> Any:
+        res = self.value.astype(dtype, order=order, casting=casting, copy=copy)
+        return BatchedMatrix(res) if subok else res
+
+    def __array_function__(self, func: Any, types: Any, args: Any, kwargs: Any) -> Any:
+        if func is np.ravel and len(args) == 1 and set(kwargs) <= {"order"}:
+            return np.ravel(self.value, **kwargs)  # NumPy's ravel of a matrix: an array
+        if func in (np.shape, np.ndim, np.size) and len(args) == 1 and not kwargs:
+            return func(self.value)
+        return _refuse(self.value, f"numpy.{getattr(func, '__name__', func)} of the "
+                                   f"np.matrix a sparse matrix's sum gives")
+
+    def __array_ufunc__(self, ufunc: Any, method: str, *args: Any, **kwargs: Any) -> Any:
+        return _refuse(self.value, f"numpy.{ufunc.__name__} of the np.matrix a sparse "
+                                   f"matrix's sum gives")
+
+    def __array__(self, dtype: Any = None, copy: Any = None) -> Any:
+        return _refuse(self.value, "converting the np.matrix a sparse matrix's sum gives")
+
+    def __getattr__(self, name: str) -> Any:
+        return _refuse(self.value, f"np.matrix.{name} of the matrix a sparse matrix's sum "
+                                   f"gives")
+
+    def _use(self, *args: Any) -> Any:
+        return _refuse(self.value, "the np.matrix a sparse matrix's sum gives")
+
+    def __repr__(self) -> str:
+        return f"<np.matrix per example, batched: {self.value!r}>"
+
+
+for _name in ("add", "sub", "mul", "matmul", "truediv", "floordiv", "mod", "pow", "and", "or",
+              "xor", "lshift", "rshift", "divmod"):
+    for _form in ("__{}__", "__r{}__", "__i{}__"):
+        setattr(BatchedMatrix, _form.format(_name), BatchedMatrix._use)
+for _name in ("lt", "le", "gt", "ge", "eq", "ne", "neg", "pos", "abs", "invert", "getitem",
+              "setitem", "iter", "len", "bool", "int", "float", "complex", "index", "contains",
+              "round"):
+    setattr(BatchedMatrix, f"__{_name}__", BatchedMatrix._use)
+
+
+def _convert_matrix(name: str, original: Any, value: BatchedMatrix, args: tuple,
+                    kwargs: dict) -> Any:
+    """NumPy's converting functions on a ``BatchedMatrix`` (``conversions.CONVERTERS``): an
+    ndarray of the matrix's data where NumPy gives one (no ``subok``), else the rerun."""
+    if name in ("asarray", "ascontiguousarray", "asfortranarray") or \
+            (name == "array" and not kwargs.get("subok", False) and len(args) < 5):
+        return function_call(original, (value.value, *args), kwargs, value.value)
+    return _refuse(value.value, f"numpy.{name} of the np.matrix a sparse matrix's sum gives")
+
+
 #: class attributes ``batchtensor.foreign`` replaces while a vmap runs: (class, name, value)
-METHODS = [(_coo._coo_base, "toarray", toarray)]
+METHODS = [(_coo._coo_base, "toarray", toarray), (_coo._coo_base, "tocsr", tocsr),
+           (_coo._coo_base, "tocsc", tocsc)]
+#: batched types of this module that NumPy's converting functions hand over (conversions.py)
+CONVERTERS = {BatchedMatrix: _convert_matrix}
