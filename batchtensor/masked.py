@@ -24,7 +24,10 @@ answer runs vectorised, each on the batched ``MaskedArray`` by ``numpy.ma``'s ow
 - basic indexing and writes (``x[i]``, ``x[1:] = np.ma.masked``), shape methods;
 - ``np.ma.dot``, ``np.ma.cov``, ``np.ma.corrcoef``, ``np.ma.concatenate`` and the stacking
   functions, as numpy.ma computes them, from the batched calls above;
-- ``compressed()``: the kept elements of every example, a ragged selection (``rules/ragged.py``).
+- ``compressed()``: the kept elements of every example, a ragged selection (``rules/ragged.py``);
+- ``np.ma.apply_along_axis``: ``func1d`` once per slice position, on the batch of the examples'
+  slices; ``np.ma.mask_rowcols`` / ``mask_rows`` / ``mask_cols``; rows selected by a batched
+  boolean mask that keeps as many in every example.
 
 Everything else runs once per example (the per-op loop, warned), on the examples' own
 ``MaskedArray``s, so it gives the loop's answer at the loop's cost.
@@ -71,7 +74,7 @@ from .buffers import LocalBuffer, batched_at_its_level
 from .boxed.loop import loop_call
 from .config import config
 from .dispatch import truth_value
-from .errors import DataDependentError, SharedWriteError, SubclassViewError
+from .errors import BatchingError, DataDependentError, SharedWriteError, SubclassViewError
 from .levels import Level, current_level, note_write
 from .plumbing import innermost
 from .registry import Path, record, slots
@@ -782,9 +785,36 @@ class BatchedMaskedArray:
             return None
         return (slice(None),) * nb + k
 
+    def _rows_selected(self, key: Any) -> Any:
+        """``x[m]`` / ``x[m, :]`` with a batched boolean ``m`` over the first axis that keeps
+        as many rows in every example: ``x[idx]``, ``idx`` each example's kept rows in
+        order (None for any other key, and where the examples keep different counts). A
+        masked ``m`` selects by its data, as NumPy's indexing takes it."""
+        k = key if type(key) is tuple else (key,)
+        m = k[0] if k else None
+        if type(m) is BatchedMaskedArray and not m._scalar:
+            m = m.data  # (NumPy indexes by a masked array's data: its mask left out)
+        levels, nb = self._levels, len(self._levels)
+        if type(m) is not BatchedTensor or m.dtype != bool or m.ndim != 1 or not self.ndim \
+                or m.shape[0] != self.shape[0] or not set(_levels_of(m)) <= set(levels) or \
+                type(innermost(m)) is not np.ndarray or \
+                any(i is not Ellipsis and not (type(i) is slice and i == slice(None))
+                    for i in k[1:]):
+            return None
+        batch = self._ma.shape[:nb]
+        p = np.broadcast_to(_physical(m, levels, "x[mask]"), batch + m.shape)
+        counts = np.count_nonzero(p, axis=nb)
+        if not counts.size or not np.all(counts == counts.flat[0]):
+            return None
+        idx = np.nonzero(p)[nb].reshape(batch + (int(counts.flat[0]),))
+        return _batched(idx, levels)
+
     def __getitem__(self, key: Any) -> Any:
         if self._scalar:
             self._arrays_only("indexing")
+        rows = self._rows_selected(key)
+        if rows is not None:
+            key = rows
         k = self._physical_key(key)
         if k is None:
             return _per_example(operator.getitem, (self, key), {}, self._levels)
@@ -1791,6 +1821,164 @@ def _allclose(original: Any, args: tuple, kwargs: dict) -> Any:
     return _batched(np.asarray(same_infs & np.all(close, axis=axes)), levels)
 
 
+def _mask_rowcols(original: Any, args: tuple, kwargs: dict) -> Any:
+    """``np.ma.mask_rowcols(a, axis)`` as numpy.ma computes it, on the batch: each row
+    (``axis`` 0 or None) and column (``axis`` None, 1 or -1) that holds a masked element
+    masked, over the same data. Per example numpy.ma returns ``a`` with its mask shared
+    where nothing is masked, and otherwise a copy of the mask: where the examples differ
+    in that, the batch cannot share for some and copy for others, and runs per example."""
+    p = _signature(original).bind(*args, **kwargs).arguments
+    return _rowcols(original, args, kwargs, p.get("a"), p.get("axis"))
+
+
+def _mask_rows_or_cols(axis: int) -> Callable:
+    """``np.ma.mask_rows(a)`` / ``np.ma.mask_cols(a)``: ``mask_rowcols(a, 0)`` / ``(a, 1)``
+    (with ``axis=``, which numpy.ma ignores with a warning, per example)."""
+    def handler(original: Any, args: tuple, kwargs: dict) -> Any:
+        if len(args) != 1 or kwargs:
+            return _per_example(original, args, kwargs)
+        return _rowcols(original, args, kwargs, args[0], axis)
+    return handler
+
+
+def _rowcols(original: Any, args: tuple, kwargs: dict, a: Any, axis: Any) -> Any:
+    if type(a) not in (BatchedMaskedArray, BatchedTensor) or _is_batched(axis) or (
+            type(a) is BatchedMaskedArray and a._scalar):
+        return _per_example(original, args, kwargs)
+    x = np.ma.array(a, subok=False)
+    if type(x) is not BatchedMaskedArray:
+        return x  # (numpy.ma's answer, the per-op loop's)
+    if x.ndim != 2:
+        raise NotImplementedError("mask_rowcols works for 2D arrays only.")
+    m, nb = x._ma._mask, len(x._levels)
+    if m is _NOMASK:
+        record(original, Path.RULE)
+        return x
+    some = _flat(m, nb).any(axis=nb)
+    if not some.any():
+        record(original, Path.RULE)
+        return x
+    if not some.all() or x.dtype.names is not None:
+        return _per_example(original, args, kwargs, x._levels)
+    mask = m.copy()
+    if not axis:
+        mask |= m.any(axis=nb + 1, keepdims=True)
+    if axis in [None, 1, -1]:
+        mask |= m.any(axis=nb, keepdims=True)
+    x._ma._mask = mask
+    record(original, Path.RULE)
+    return x
+
+
+def _apply_along_axis(original: Any, args: tuple, kwargs: dict) -> Any:
+    """``np.ma.apply_along_axis(func1d, axis, arr, *args)``: numpy.ma's loop over the 1-d
+    slices, each slice a batch of the examples' slices, so ``func1d`` runs once per slice
+    position on the whole batch (as ``np.apply_along_axis``'s rule does). The results are
+    put together as numpy.ma puts each example's: the largest of their dtypes, and a masked
+    result where a result is masked (0 under a masked scalar, a masked result's data under
+    its mask). Where ``func1d`` cannot run on batched slices, or its results are ones whose
+    per-example types the batch cannot tell (0-d results of which some examples are
+    ``np.ma.masked``, a float64, and others not), the call runs per example."""
+    try:
+        func1d, axis, arr, fargs, fkw = _aaa_args(*args, **kwargs)
+    except TypeError:
+        return _per_example(original, args, kwargs)
+    if _is_batched(func1d) or _is_batched(axis) or type(arr) is Ragged or \
+            (type(arr) is BatchedMaskedArray and arr._scalar) or \
+            type(_first_batched(fargs, fkw)) is Ragged:
+        return _per_example(original, args, kwargs)
+    arr = np.ma.array(arr, copy=False, subok=True)
+    nd = arr.ndim
+    axis = normalize_axis_index(axis, nd)
+    outer = tuple(arr.shape[:axis] + arr.shape[axis + 1:])
+    # (numpy.ma takes the first slice also where there is none: its IndexError)
+    positions = list(np.ndindex(outer)) or [(0,) * len(outer)]
+    try:
+        results = [func1d(arr[ind[:axis] + (slice(None),) + ind[axis:]], *fargs, **fkw)
+                   for ind in positions]
+        out = _along_axis_result(results, axis, outer, (arr, *fargs, *fkw.values()))
+    except BatchingError:
+        if config.fallback == "error":
+            raise  # (the op inside func1d that cannot be batched is the news)
+        out = None
+    if out is None:
+        return _per_example(original, args, kwargs)
+    record(original, Path.RULE)
+    return out
+
+
+def _shape(v: Any) -> tuple:
+    """One example's shape."""
+    return tuple(v.shape) if _is_batched(v) else tuple(np.shape(v))
+
+
+def _aaa_args(func1d: Any, axis: Any, arr: Any, *args: Any, **kwargs: Any) -> tuple:
+    return func1d, axis, arr, args, kwargs
+
+
+def _along_axis_result(results: list, axis: int, outer: tuple, inputs: tuple) -> Any:
+    """The batch of numpy.ma's ``apply_along_axis`` results from the results at each slice
+    position (None where the batch cannot give the loop's)."""
+    first = results[0]
+    asscalar = np.isscalar(first)
+    if not asscalar:
+        try:
+            len(first)
+        except TypeError:
+            asscalar = True
+    dtypes: list = []
+    data: list = []
+    masks: list = []
+    levels = _level_of(inputs + tuple(r for r in results if _is_batched(r)))
+    for r in results:
+        if type(r) in (Ragged, list, tuple) or _shape(r) != (() if asscalar else _shape(first)):
+            return None
+        p = _physical(r, levels, "np.ma.apply_along_axis")
+        if type(r) is BatchedMaskedArray and r._scalar:
+            mask = np.ma.getmaskarray(p)
+            if mask.any() and not mask.all():
+                return None  # (np.ma.masked is a float64, the other examples' scalars not)
+            dtypes.append(np.dtype(np.float64) if mask.any() else p.dtype)
+        elif r is np.ma.masked:
+            dtypes.append(np.asarray(r).dtype)
+        else:
+            dtypes.append(p.dtype if isinstance(p, np.ndarray) else np.asarray(p).dtype)
+        if isinstance(p, _MA) and p._mask is not _NOMASK:  # type: ignore[attr-defined]
+            m = np.ma.getmaskarray(p)
+            d = np.where(m, np.zeros((), p.dtype), p.data) if asscalar else p.data
+            masks.append(m)
+        else:
+            d, m = np.ma.getdata(p), None
+            masks.append(m)
+        data.append(d)
+    top = np.dtype(np.asarray(dtypes).max())
+    if top.kind not in _NUMERIC or not all(np.can_cast(d, top) for d in dtypes):
+        return None
+    nb = len(levels)
+    batch = _batch_shape(inputs + tuple(results), levels)
+    rshape = () if asscalar else _shape(first)
+    full = batch + rshape
+
+    def stacked(parts: list, dtype: np.dtype) -> Any:
+        parts = [np.broadcast_to(q.astype(dtype) if q.dtype != dtype else q, full)
+                 for q in parts]
+        res = np.stack(parts, axis=nb).reshape(batch + outer + rshape)
+        dims = list(range(res.ndim))
+        rnd = len(rshape)
+        return np.transpose(res, dims[:nb + axis] + dims[res.ndim - rnd:] +
+                            dims[nb + axis:res.ndim - rnd])
+
+    out_data = np.ascontiguousarray(stacked([np.asarray(d) for d in data], top))
+    if all(m is None for m in masks):
+        res = _MA(out_data)
+    else:
+        falses = np.zeros(full, dtype=bool)
+        res = _MA(out_data, mask=np.ascontiguousarray(
+            stacked([falses if m is None else m for m in masks], np.dtype(bool))))
+    res.fill_value = np.ma.default_fill_value(res)
+    return BatchedMaskedArray(levels, res)
+
+
 def _frommethod_name(fn: Any) -> str | None:
     """The method name of ``numpy.ma``'s functions made from methods (``np.ma.sum``)."""
     code = getattr(fn, "__code__", None)
@@ -1811,6 +1999,7 @@ def _as_it_is(original: Any, args: tuple, kwargs: dict) -> Any:
 _ASANYARRAY = np.ma.asanyarray
 _MASKED_WHERE = np.ma.masked_where
 _ORIGINAL_NEW = _MA.__new__
+_ORIGINAL_GETITEM = _MA.__getitem__
 _SIGNATURES: dict = {}
 
 _HANDLERS: dict[str, Callable] = {
@@ -1837,7 +2026,9 @@ _HANDLERS: dict[str, Callable] = {
     "isMaskedArray": _as_it_is, "isMA": _as_it_is, "isarray": _as_it_is,
     "compressed": _via_method("compressed"),
     "concatenate": _concatenate, "dot": _dot, "cov": _cov, "corrcoef": _corrcoef,
-    "allclose": _allclose,
+    "allclose": _allclose, "apply_along_axis": _apply_along_axis,
+    "mask_rowcols": _mask_rowcols, "mask_rows": _mask_rows_or_cols(0),
+    "mask_cols": _mask_rows_or_cols(1),
     "stack": _joining(np.stack), "hstack": _joining(np.hstack), "vstack": _joining(np.vstack),
     "row_stack": _joining(np.vstack), "column_stack": _joining(np.column_stack),
     "dstack": _joining(np.dstack),
@@ -1905,6 +2096,29 @@ def _masked_new(cls, data=None, *args, **kwargs):
     return _ORIGINAL_NEW(cls, data, *args, **kwargs)
 
 
+def _masked_getitem(self, indx):
+    """``MaskedArray.__getitem__`` while a vmap level is open: a plain masked array (made
+    outside the function, or by a method) indexed by a batched boolean or integer array,
+    whose conversion numpy.ma's own ``self.data[indx]`` would refuse. Each example's result
+    is a copy (advanced indexing), so the batch's is the same selection from the array
+    repeated along the batch (a read-only view, shared as the examples share it)."""
+    t = type(indx)
+    if (t is BatchedTensor or t is BatchedMaskedArray) and type(self) is _MA and \
+            current_level() is not None and config.intercept_numpy and self.ndim and \
+            indx.ndim and indx.dtype.kind in "biu" and not getattr(indx, "_scalar", False) \
+            and type(innermost(indx.data if t is BatchedMaskedArray else indx)) is np.ndarray:
+        levels = _levels_of(indx)
+        full = _batch_shape((indx,), levels) + self.shape
+        mask = self._mask  # type: ignore[attr-defined]  # (numpy.ma's)
+        phys = _ORIGINAL_NEW(_MA, np.broadcast_to(self.data, full), mask=_NOMASK if
+                             mask is _NOMASK else np.broadcast_to(mask, full), copy=False)
+        phys._update_from(self)  # type: ignore[attr-defined]  # (the fill value, hardmask)
+        batch = BatchedMaskedArray(levels, phys)
+        batch._shared = True
+        return batch[indx]
+    return _ORIGINAL_GETITEM(self, indx)
+
+
 def _batched_buffer(buffer: LocalBuffer) -> Any:
     """A masked array over an array the function created (``ma.array(np.empty((n, m)),
     mask=True)``, then ``out[k, :len(v)] = v``: scipy.stats.mstats' ``argstoarray``): each
@@ -1952,6 +2166,12 @@ def _stack(col: list, level: Level, read_only: bool = False) -> Any:
 def _stacked(col: list, level: Level) -> Any:
     scalar = not any(isinstance(x, _MA) and type(x) is not np.ma.core.MaskedConstant
                      for x in col)
+    shapes = {np.shape(x) for x in col}
+    if len(shapes) > 1:
+        raise DataDependentError(
+            f"numpy.ma: the per-example results have different shapes ({sorted(shapes)}), so "
+            f"they cannot be stacked into one batched masked array (the output shape depends "
+            f"on the data, as with a boolean mask)", level)
     if any(_is_batched(x) for x in col):  # a nested vmap: batched at the outer levels too
         outer = _level_of(col)
         batch = _batch_shape(col, outer)
@@ -1988,6 +2208,18 @@ def _converted(name: str, original: Any, a: BatchedMaskedArray, args: tuple,
     """``np.asarray(x)`` and NumPy's other conversions of a masked batch: the data, as
     each example's converts (``np.asanyarray`` and ``subok=True`` keep the masked array)."""
     if a._scalar:
+        m = a._ma
+        mask = np.ma.getmaskarray(m)
+        if name in ("asarray", "asanyarray") and not args and not kwargs and not mask.any():
+            # each example a NumPy scalar (none np.ma.masked): a new 0-d array of it
+            out = _batched(np.array(m.data), a._levels)
+            out._array0d = True
+            record(original, Path.RULE)
+            return out
+        if name == "asanyarray" and not args and not kwargs and mask.all() and \
+                m.dtype == np.float64:
+            record(original, Path.RULE)
+            return a  # each example np.ma.masked, which np.asanyarray returns as it is
         return _per_example(original, (a,) + args, kwargs, a._levels)
     if name == "asanyarray" and not args[1:] and set(kwargs) <= {"dtype", "order"} and \
             kwargs.get("order") is None:
@@ -2114,6 +2346,7 @@ def _install() -> None:
     # so such examples run in groups; replacing 18 operators of the class at each vmap call
     # cost 17 us a call, bench/revisions.py)
     conversions.intercept_attribute(_MA, "__new__", staticmethod(_masked_new))
+    conversions.intercept_attribute(_MA, "__getitem__", _masked_getitem)
     _loop_module.EXAMPLES[BatchedMaskedArray] = _example
     _loop_module.MEMORY[BatchedMaskedArray] = _memory
     slots.stack_masked = _stack

@@ -346,3 +346,97 @@ def _ipow(a):
 def _set(a, key, value):
     a[key] = value
     return a
+
+
+# numpy.ma.extras: apply_along_axis (func1d on the batch of each slice position's slices),
+# mask_rowcols / mask_rows / mask_cols, rows selected by a batched boolean mask
+def _along(func1d, axis):
+    return lambda x, m: _out(np.ma.apply_along_axis(func1d, axis, _masked(x, m)))
+
+
+_ALONG_SHAPES = [((6,), "1-d"), ((3, 4), "2-d"), ((2, 3, 4), "3-d")]
+
+
+def _along_samples(rng, dtype):
+    for shape, name in _ALONG_SHAPES:
+        yield SampleInput((_data(rng, shape, dtype), _mask(rng, shape)), {}, name)
+
+
+def _along_axis_samples(rng, dtype):
+    """The axis as a keyword of the op (``_along_axis``): 0, -1 and a middle axis; numpy.ma's
+    errors: an axis out of range, no slice to take (a size-0 axis other than ``axis``)."""
+    x = lambda shape: (_data(rng, shape, dtype), _mask(rng, shape))  # noqa: E731
+    yield SampleInput(x((3, 4)), {"axis": 0}, "2-d, axis=0")
+    yield SampleInput(x((3, 4)), {"axis": -1}, "2-d, axis=-1")
+    yield SampleInput(x((2, 3, 4)), {"axis": 1}, "3-d, a middle axis")
+    yield SampleInput(x((0,)), {"axis": 0}, "1-d of size 0")
+    yield SampleInput(x((3, 4)), {"axis": 2}, "axis out of range (AxisError)")
+    yield SampleInput(x((0, 4)), {"axis": 1}, "no slice to take (IndexError)")
+
+
+def _along_axis(x, m, axis):
+    return _out(np.ma.apply_along_axis(lambda r: r * 2.0 + 1.0, axis, _masked(x, m)))
+
+
+def _rowcols_samples(rng, dtype):
+    """Every example with a masked element (a fresh mask each), or none with one (the
+    masked array itself): where some examples have one and others not, numpy.ma copies the
+    mask for some and shares it for others, which runs per example (tests/test_stats_glue.py)."""
+    for shape, name in [((3, 4), "2-d"), ((1, 5), "one row"), ((4, 1), "one column")]:
+        m = rng.random(shape) < 0.2
+        m.flat[rng.integers(m.size)] = True
+        yield SampleInput((_data(rng, shape, dtype), m), {}, name)
+        yield SampleInput((_data(rng, shape, dtype), np.zeros(shape, bool)), {},
+                          name + ", nothing masked")
+    yield SampleInput((_data(rng, (3, 4), dtype), _mask(rng, (3, 4))), {"nomask": True},
+                      "nomask")
+    yield SampleInput((_data(rng, (6,), dtype), np.ones(6, bool)), {}, "1-d (numpy.ma's error)")
+
+
+def _rowcols(axis):
+    return lambda x, m, nomask=False: _out(np.ma.mask_rowcols(_made(x, m, nomask), axis))
+
+
+def _rows_kept(x, m):
+    """Two rows of each example, chosen by its data: ``x[keep]`` and ``x[keep, :]``."""
+    keep = np.argsort(x.reshape(len(x), -1)[:, 0], kind="stable") < 2
+    a = _masked(x, m)
+    return _out((a[keep], a[keep, ...] if a.ndim > 1 else a[keep], a[~keep]))
+
+
+OPS += [
+    _entry("ma.apply_along_axis scalar", _along(lambda r: r.count(), 0), _along_samples,
+           np.ma.apply_along_axis),
+    _entry("ma.apply_along_axis masked slices", _along(lambda r: r * 2.0, -1), _along_samples,
+           np.ma.apply_along_axis),
+    _entry("ma.apply_along_axis plain slices", _along(lambda r: np.sort(r.filled(0.0)), 0),
+           _along_samples, np.ma.apply_along_axis),
+    _entry("ma.apply_along_axis axis", _along_axis, _along_axis_samples,
+           np.ma.apply_along_axis),
+    _entry("ma.mask_rowcols", _rowcols(None), _rowcols_samples, np.ma.mask_rowcols),
+    _entry("ma.mask_rowcols axis=0", _rowcols(0), _rowcols_samples, np.ma.mask_rowcols),
+    _entry("ma.mask_rowcols axis=-1", _rowcols(-1), _rowcols_samples, np.ma.mask_rowcols),
+    _entry("ma.mask_rows", lambda x, m: _out(np.ma.mask_rows(_masked(x, m))),
+           _rowcols_samples, np.ma.mask_rows),
+    _entry("ma.mask_cols", lambda x, m: _out(np.ma.mask_cols(_masked(x, m))),
+           _rowcols_samples, np.ma.mask_cols),
+    _entry("ma getitem by a batched row mask", _rows_kept,
+           _unary_samples(shapes=[((6,), "1-d"), ((4, 3), "2-d")]), operator.getitem),
+]
+
+
+def _selected(y, ym, k):
+    """A masked array indexed by rows chosen from ``k``: a boolean mask that keeps two and an
+    index array (with ``y`` unbatched, numpy.ma's own ``__getitem__`` meets the batched key)."""
+    a = _masked(y, ym)
+    return _out((a[np.argsort(k, kind="stable") < 2], a[np.argsort(k, kind="stable")[:3]]))
+
+
+def _selected_samples(rng, dtype):
+    for shape, name in [((5,), "1-d"), ((5, 3), "2-d")]:
+        yield SampleInput((_data(rng, shape, dtype), _mask(rng, shape),
+                           _data(rng, (5,), dtype)), {}, name)
+
+
+OPS.append(_entry("ma getitem by a batched key", _selected, _selected_samples,
+                  operator.getitem))

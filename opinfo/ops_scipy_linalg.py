@@ -2,7 +2,12 @@
 example (scaled: huge and zero examples), other vector ords of a 1-d example, an int ``axis``
 with vector ords and ``keepdims``, size-0 examples;
 matrix norms through LAPACK, ``axis=None`` over several axes and a non-finite value without
-``check_finite`` run per example; NaN with ``check_finite`` raises as in the loop."""
+``check_finite`` run per example; NaN with ``check_finite`` raises as in the loop.
+
+scipy.linalg.eigh: one symmetric (Hermitian) matrix and a stack of them, ``lower=False``,
+``eigvals_only``, ``subset_by_index``, another driver, 1x1; a matrix that is not square
+raises as in the loop; fewer than two dimensions run per example (``subset_by_value``:
+tests/test_stats_glue.py)."""
 
 from __future__ import annotations
 
@@ -51,9 +56,31 @@ def norm_samples(rng, dtype):
                       loop_reason="a non-finite value without check_finite")
 
 
+def _symmetric(rng, shape, dtype):
+    a = make_array(rng, shape, dtype)
+    a = a + np.swapaxes(a, -1, -2).conj()
+    return a + shape[-1] * np.eye(shape[-1], dtype=a.dtype)  # (eigenvalues apart)
+
+
+def eigh_samples(rng, dtype):
+    a = _symmetric(rng, (4, 4), dtype)
+    yield SampleInput((a,), {}, "one matrix")
+    yield SampleInput((a,), {"lower": False}, "the upper triangle")
+    yield SampleInput((a,), {"eigvals_only": True}, "eigenvalues only")
+    yield SampleInput((a,), {"subset_by_index": [1, 2]}, "subset_by_index")
+    yield SampleInput((a,), {"driver": "evd"}, "driver evd")
+    yield SampleInput((_symmetric(rng, (2, 3, 3), dtype),), {}, "a stack of matrices")
+    yield SampleInput((_symmetric(rng, (1, 1), dtype),), {}, "1x1")
+    yield SampleInput((make_array(rng, (3, 4), dtype),), {}, "not square (ValueError)")
+    yield SampleInput((make_array(rng, (4,), dtype),), {}, "1-d",
+                      loop_reason="fewer than 2 dimensions: SciPy's error per example")
+
+
 OPS = []
 if linalg is not None:
     from .foreign import foreign_op
 
     OPS = [foreign_op(linalg, "norm", norm_samples,
+                      dtypes=(np.float64, np.float32, np.complex128), **_TOL),
+           foreign_op(linalg, "eigh", eigh_samples,
                       dtypes=(np.float64, np.float32, np.complex128), **_TOL)]
