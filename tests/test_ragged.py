@@ -436,3 +436,27 @@ def test_place_of_a_selection_with_other_counts_runs_per_example():
     with pytest.warns(bt.PerformanceWarning, match="once per example"):
         got = bt.vmap(f)(xs)
     assert_same(got, loop_vmap(f)(xs))
+
+
+@pytest.mark.parametrize("dtype", [np.bool_, np.int16, np.float32, np.complex64])
+@pytest.mark.parametrize("exponent", [2, -1, 0.5, 3, 2.0])
+def test_power_with_a_python_exponent_is_the_arrays_operator(dtype, exponent):
+    # ndarray's ** computes x ** 2 as np.square (int8 for bool), ** -1 as reciprocal, ** 0.5
+    # as sqrt: a selection is an array in every example, so it must do the same
+    def f(x):
+        s = x[x.real > 0.3].astype(dtype)
+        r = s ** exponent
+        if dtype is not np.bool_:
+            s **= 1  # (the in-place form; NumPy cannot write bool ** 1's int64 into bool)
+        return r.sum(), (r ** 1).dtype.itemsize, s.sum()
+    xs = np.random.default_rng(3).random((4, 9))
+    if exponent == -1 and dtype in (np.bool_, np.int16):
+        with pytest.raises(ValueError, match="negative integer powers"):
+            loop_vmap(f)(xs)
+        with pytest.raises(ValueError, match="negative integer powers"):
+            bt.vmap(f, fallback="error")(xs)
+        return
+    with np.errstate(all="ignore"):
+        want = loop_vmap(f)(xs)
+        got = bt.vmap(f, fallback="error")(xs)
+    assert_same(got, want)

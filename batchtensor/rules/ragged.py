@@ -773,7 +773,15 @@ def _place(arr, mask, vals):
     arr[m] = vals
 
 
+def _result_type(*arrays_and_dtypes):
+    """``np.result_type``: each example's selection is an array (never 0-d), so its dtype
+    answers (NEP 50: an array's dtype is never weak), as for a batched value."""
+    return np.result_type(*[a.dtype if type(a) in (Ragged, BatchedTensor) else a
+                             for a in arrays_and_dtypes])
+
+
 _FUNCTIONS: dict[Callable, Callable] = {
+    np.result_type: _result_type,
     np.diff: _diff, np.repeat: _repeat, np.place: _place, np.bincount: _bincount,
     np.shape: lambda a: a.shape,
     np.sum: _method("sum"), np.prod: _method("prod"), np.any: _method("any"),
@@ -822,6 +830,27 @@ for _name, _ufunc in [("add", np.add), ("sub", np.subtract), ("mul", np.multiply
 for _name, _ufunc in [("lt", np.less), ("le", np.less_equal), ("gt", np.greater),
                       ("ge", np.greater_equal), ("eq", np.equal), ("ne", np.not_equal)]:
     setattr(Ragged, f"__{_name}__", _operator(_ufunc))
+
+
+def _power(self, other):
+    # ndarray's ``**`` with a Python exponent computes x ** 2, x ** -1, x ** 0.5 as np.square,
+    # reciprocal, sqrt (int8 for bool ** 2, other last bits for complex): each example's
+    # selection is an array, so the values' own operator does what the loop's does
+    if type(other) is int or type(other) is float:
+        return self._like(self.values ** other)
+    return np.power(self, other)
+
+
+def _inplace_power(self, other):
+    if type(other) is int or type(other) is float:
+        values = self.values
+        values **= other
+        return self
+    return np.power(self, other, out=(self,))
+
+
+Ragged.__pow__ = _power  # type: ignore[method-assign]
+Ragged.__ipow__ = _inplace_power  # type: ignore[attr-defined]
 setattr(Ragged, "__divmod__", _operator(np.divmod))
 setattr(Ragged, "__rdivmod__", _operator(np.divmod, reflected=True))
 setattr(Ragged, "__neg__", lambda self: np.negative(self))
