@@ -408,8 +408,8 @@ class VmapFunction:
     def _learn(self, e: BaseException) -> bool:
         """Whether ``e`` taught something a new pass gets past (``pyfloat.learn_from``,
         ``buffers.learn_from``)."""
-        return pyfloat.learn_from(e, self._floats) or \
-            buffers.learn_from(e, self._learnt, self._module)
+        floats = pyfloat.learn_from(e, self._floats)
+        return buffers.learn_from(e, self._learnt, self._module) or floats
 
     def _again(self, level: Level, tick: int, leaves: Sequence[Any], axes: list[Any],
                treedef: TreeDef | None, kwargs: dict[str, Any], size: int, offset: int,

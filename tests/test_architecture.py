@@ -27,8 +27,8 @@ LAYERS = [
     ("dispatch", ["dispatch", "operators"]),
     ("boxed", ["boxed", "boxed.*"]),
     ("rules", ["rules.*", "decompositions"]),
-    ("api", ["conversions", "buffers", "undispatched", "numpy_streams", "numpy_random", "foreign",
-             "masked", "dask_arrays", "api", "random", "explain"]),
+    ("api", ["conversions", "pyfloat", "buffers", "undispatched", "numpy_streams", "numpy_random",
+             "foreign", "masked", "dask_arrays", "api", "random", "explain"]),
     ("onnx", ["onnx", "onnx.*"]),
     ("package", ["", "__main__"]),
 ]
