@@ -375,9 +375,25 @@ class BatchedMaskedArray:
     # ---- what one example looks like -----------------------------------------------------
     @property  # type: ignore[misc]  # (read-only: object's __class__ can be assigned)
     def __class__(self):
-        """``np.ma.MaskedArray``, as for each example (``isinstance`` checks pass), or this
-        class where each example is a NumPy scalar or ``np.ma.masked``."""
-        return BatchedMaskedArray if self._scalar else type(self._ma)
+        """``np.ma.MaskedArray``, as for each example (``isinstance`` checks pass). Where each
+        example is a reduction's NumPy scalar or ``np.ma.masked``: the scalar's type where no
+        example is masked, ``np.ma.masked``'s where every one is, and where they differ no
+        one answer is every example's: a DataDependentError (``isinstance`` raises it, and
+        vmap reruns per example) where the code asking is not batchtensor's own (which tells
+        its values apart by type, and gets this class)."""
+        if not self._scalar:
+            return type(self._ma)
+        if str(sys._getframe(1).f_globals.get("__name__", "")).startswith("batchtensor"):
+            return BatchedMaskedArray
+        masked = np.ma.getmaskarray(self._ma)
+        if not masked.any():
+            return self._ma.dtype.type
+        if masked.all():
+            return type(np.ma.masked)
+        raise DataDependentError(
+            "isinstance of a masked reduction's result: it is np.ma.masked (a MaskedArray) "
+            "in the examples with no kept element and a NumPy scalar in the others",
+            self._level)
 
     @property
     def shape(self) -> tuple:
@@ -2334,6 +2350,46 @@ def _intercept_lazy_questions() -> None:
     _intercept_in_copies(_LAZY_SUFFIX, _lazy_modules_found, "_is_lazy_cls", _lazy_answer)
 
 
+# ---- array-api-compat's question of whether an array is NumPy's --------------------------------
+_numpy_question_modules: set = set()
+
+
+def _numpy_answer(original: Callable) -> Callable:
+    """array-api-compat's ``is_numpy_array(x)`` asks ``type(x)``, which for a batched value is
+    not NumPy's; the loop's examples are NumPy arrays (or scalars) where the physical value
+    is, and code branches on the answer (scikit-learn's ``calinski_harabasz_score`` casts
+    ``X`` to float64 only where it is True)."""
+    def is_numpy_array(x: Any) -> Any:
+        t = type(x)
+        if t is BatchedMaskedArray:
+            return True
+        if t is BatchedTensor:
+            v = x._value
+            while type(v) is BatchedTensor:
+                v = v._value
+            return type(v) is np.ndarray or original(v)
+        return original(x)
+
+    is_numpy_array.__wrapped__ = original  # type: ignore[attr-defined]
+    return is_numpy_array
+
+
+def _intercept_numpy_questions() -> None:
+    """Wherever a module binds array-api-compat's ``is_numpy_array`` (its own module, and
+    scikit-learn's that import it by name)."""
+    for key, mod in list(sys.modules.items()):
+        if key in _numpy_question_modules:
+            continue
+        _numpy_question_modules.add(key)
+        try:
+            original = vars(mod).get("is_numpy_array")
+        except TypeError:  # (not a module: a stand-in some packages put in sys.modules)
+            continue
+        if callable(original) and str(getattr(original, "__module__", "")).endswith(
+                _LAZY_SUFFIX):
+            conversions.intercept(mod, "is_numpy_array", _numpy_answer(original))
+
+
 def _install() -> None:
     for name in np.ma.__all__:
         fn = getattr(np.ma, name)
@@ -2358,6 +2414,7 @@ def _install() -> None:
     VIEW_AS_MASKED.add(BatchedMaskedArray)
     conversions.on_new_modules.append(_intercept_writeable_questions)
     conversions.on_new_modules.append(_intercept_lazy_questions)
+    conversions.on_new_modules.append(_intercept_numpy_questions)
 
 
 _install()

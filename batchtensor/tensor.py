@@ -210,19 +210,29 @@ class BatchedTensor:
     def __class__(self) -> type:
         """What ``isinstance`` asks when ``type(x)`` does not answer: the backend's array class
         (``numpy.ndarray``; CuPy's or the ONNX recorder's for theirs: the class of the
-        innermost physical value), or BatchedTensor where each example is a NumPy scalar.
+        innermost physical value), or, for NumPy's, the NumPy scalar type where each example
+        is a NumPy scalar (``np.float64``: ``isinstance(s, float)`` holds, as in the loop).
 
         Real code checks its input with ``isinstance(X, np.ndarray)`` and raises its own error
         otherwise, which no rerun can help; one example *is* an ndarray, so the check passes.
         ``type(x)`` stays BatchedTensor, so NumPy's C code, compiled code and every ``type(x)
         is`` check (dispatch included) see no ndarray, and a conversion still raises (the
-        rerun). A NumPy scalar example is no ndarray, and the answer is the loop's: False.
-        batchtensor's own code tells plain from batched by type (``is_plain_array``)."""
+        rerun). A NumPy scalar example is no ndarray but a ``np.generic`` (and ``float``,
+        ``numbers.Real``... as its type is), and code that takes a Python number's path on it
+        (``float(s)``) meets the conversion's refusal there, as for any batched value.
+        batchtensor's own code tells plain from batched by type (``is_plain_array``); where
+        it asks isinstance of a NumPy scalar per example, it gets BatchedTensor."""
         v = self._value
-        if v.ndim == 1 and not getattr(self, "_array0d", False):
-            return BatchedTensor  # a NumPy scalar per example (scalar_per_example)
         while type(v) is BatchedTensor:
             v = v._value
+        if self._value.ndim == 1 and not getattr(self, "_array0d", False):
+            # a NumPy scalar per example (scalar_per_example). Another backend's code may take
+            # a NumPy scalar for a host value to convert (CuPy's operators do): there the
+            # answer stays BatchedTensor, as for batchtensor's own code
+            if type(v) is not np.ndarray or \
+                    str(sys._getframe(1).f_globals.get("__name__", "")).startswith("batchtensor"):
+                return BatchedTensor
+            return v.dtype.type
         return type(v)
 
     # ---- batch metadata ---------------------------------------------------------------------

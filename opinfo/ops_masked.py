@@ -41,8 +41,8 @@ def _out(r):
     that the sweep's writes into the outputs test the op, not these helpers: ``filled`` and
     ``getmaskarray`` return views of some examples' masked arrays; ``ma.filled`` and
     ``ma.getmaskarray`` test those.)"""
-    if isinstance(r, (tuple, list)):
-        return tuple(_out(x) for x in r)
+    if type(r) in (tuple, list):  # (isinstance of a reduction's result whose examples are
+        return tuple(_out(x) for x in r)  # np.ma.masked in some and scalars in others reruns)
     mask = np.ma.getmaskarray(r)
     # (np.array: NumPy's mask of a 0-d result may be a NumPy bool scalar, immutable)
     return np.where(mask, 0, np.ma.getdata(r)), np.array(mask, copy=True)
