@@ -26,6 +26,7 @@ from __future__ import annotations
 
 import functools
 import importlib
+import importlib.machinery
 import inspect
 import sys
 import types
@@ -62,6 +63,7 @@ LAZY_RULES: dict[str, str] = {
     "scipy.special": "scipy_special",
     "scipy.stats": "scipy_stats",
     "sklearn.metrics": "sklearn_pairwise",
+    "astropy.stats": "astropy_stats",
 }
 _pending = dict(LAZY_RULES)
 _places: dict[Any, list] = {}  # original callable -> the modules it is intercepted in
@@ -128,8 +130,9 @@ def intercepted_modules(fn: Any) -> list:
     """The imported modules of ``fn``'s package that hold it under its own name and through
     which code calls it: the public ones (``scipy.signal``), and the module that defines it
     where its own functions call it (``scipy.signal._signaltools``: ``filtfilt`` calls
-    ``lfilter``). Other private modules that call it are left alone: each name replaced in a
-    namespace costs every outermost vmap call about 0.1 us (bench/foreign.py)."""
+    ``lfilter``) or that is compiled (``scipy.signal._sigtools``). Other private modules
+    that call it are left alone: each name replaced in a namespace costs every outermost
+    vmap call about 0.1 us (bench/foreign.py)."""
     name = getattr(fn, "__name__", None)
     home = getattr(fn, "__module__", None)
     if not isinstance(name, str) or not isinstance(home, str):
@@ -144,9 +147,17 @@ def intercepted_modules(fn: Any) -> list:
         except TypeError:  # not a module (a stand-in some packages put in sys.modules)
             continue
         if (held is fn or (type(held) is Primitive and held.original is fn)) and (
-                _public(mod_name) or (mod_name == home and name in _names_called(mod))):
+                _public(mod_name) or (mod_name == home and (
+                    name in _names_called(mod) or _compiled(mod)))):
             found.append(mod)
     return found
+
+
+def _compiled(mod: Any) -> bool:
+    """Is ``mod`` an extension module? Python code reaches its functions as its attributes
+    (``_sigtools._convolve2d(...)`` in ``scipy.signal._signaltools``)."""
+    return str(getattr(mod, "__file__", None)).endswith(
+        tuple(importlib.machinery.EXTENSION_SUFFIXES))
 
 
 _called: weakref.WeakKeyDictionary = weakref.WeakKeyDictionary()
@@ -270,7 +281,7 @@ def forget(op: Any) -> None:
 def load_pending() -> None:
     """Load the rules of every package in ``LAZY_RULES`` imported since the last call, and
     install their callables. Runs when the first vmap level opens (``conversions.enter``)."""
-    if not _pending or "scipy" not in sys.modules:
+    if not _pending or ("scipy" not in sys.modules and "astropy" not in sys.modules):
         return
     for package in [p for p in _pending if p in sys.modules]:
         _load(package)
@@ -284,6 +295,9 @@ def _load(package: str) -> None:
         rules = importlib.import_module(f"{__package__}.rules.{module}")
         for cls, name, replacement in getattr(rules, "METHODS", ()):  # (scipy.sparse's)
             conversions.intercept_attribute(cls, name, replacement)
+        for mod, name, op in getattr(rules, "CALLED_AS", ()):  # (a kernel bound by name)
+            conversions.intercept(mod, name, install(op))
+        conversions.CONVERTERS.update(getattr(rules, "CONVERTERS", {}))  # (scipy.sparse's)
         for op in list(REGISTRY):
             mod = getattr(op, "__module__", None)
             if isinstance(mod, str) and mod.startswith(package + ".") and op not in PRIMITIVES:

@@ -232,7 +232,7 @@ class BatchedTensor:
             if type(v) is not np.ndarray or \
                     str(sys._getframe(1).f_globals.get("__name__", "")).startswith("batchtensor"):
                 return BatchedTensor
-            return v.dtype.type
+            return cast(type, v.dtype.type)
         return type(v)
 
     # ---- batch metadata ---------------------------------------------------------------------

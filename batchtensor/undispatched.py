@@ -150,3 +150,26 @@ def _vectorize_call(self: np.vectorize, *args: Any, **kwargs: Any) -> Any:
 
 
 conversions.intercept_attribute(np.vectorize, "__call__", _vectorize_call)
+
+
+# ---- np.nditer: refused clearly ----------------------------------------------------------------
+_NDITER = np.nditer
+
+
+def _nditer(op: Any, *args: Any, **kwargs: Any) -> Any:
+    """``numpy.nditer``, which refuses a batched operand inside a vmap with the conversion
+    error (the function then reruns once per example): its Python loop visits one example's
+    elements, each a plain value, and writes each into an array it allocates. NumPy's own
+    coercion of the operand fails with an error about write-back instead."""
+    if current_level() is not None and config.intercept_numpy:
+        ops = op if type(op) is list or type(op) is tuple else (op,)
+        if any(type(v) is BatchedTensor for v in ops):
+            ops = [v._example_or_refuse("np.nditer over a batched value (a Python loop over "
+                                        "one example's elements)")
+                   if type(v) is BatchedTensor else v for v in ops]
+            op = ops if type(op) is list or type(op) is tuple else ops[0]
+    return _NDITER(op, *args, **kwargs)
+
+
+_nditer.__doc__ = f"{_nditer.__doc__}\n\n{_NDITER.__doc__ or ''}"
+conversions.intercept(np, "nditer", _nditer)

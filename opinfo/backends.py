@@ -37,7 +37,17 @@ DUCK_EXCLUDED: dict[str, tuple[str, tuple[str, ...]]] = {
         "the rules call SciPy's function on the physical value, and SciPy converts it with "
         "np.asarray; NumPy's protocols do not hand SciPy's functions to CuPy (cupyx.scipy is "
         "another namespace)",
-        ("scipy.linalg.norm", "scipy.stats.moment", "scipy.sparse.coo_array.toarray")),
+        ("scipy.linalg.norm", "scipy.linalg.eigh", "scipy.stats.moment",
+         "scipy.sparse.coo_array.toarray", "scipy.sparse.coo_array.tocsr")),
+    "compiled kernels per example": (
+        "the rules hand each example to SciPy's (astropy's) compiled kernel, which reads a "
+        "NumPy buffer (a typed memoryview, Pythran) or iterates it as host values (np.nditer); "
+        "CuPy has no such kernels",
+        ("scipy.stats._morestats.swilk", "scipy.stats._stats_py._kendall_dis",
+         "scipy.stats._stats_py._weightedrankedtau", "scipy.stats._stats_py._toint64",
+         "scipy.stats._stats_mstats_common.siegelslopes_pythran",
+         "scipy.stats._continuous_distns.kolmogn*",
+         "astropy.stats._stats.ks_2samp")),
     "np.vectorize": (
         "np.vectorize calls a Python function on each element as a host value, so it "
         "converts its arguments with np.asarray; CuPy's cupy.vectorize compiles the function "

@@ -1,7 +1,11 @@
 """scipy.stats moments (rules: batchtensor/rules/scipy_stats.py): moment (one order or
 several, center=), skew, kurtosis, variation, sem, zscore; axis= None / int / negative /
 tuple, keepdims, nan_policy propagate / omit / raise with NaNs, integer data, 0-d and size-0
-inputs."""
+inputs. The compiled kernels the tests call once per example (``swilk``, ``_kendall_dis``,
+``_weightedrankedtau``, Siegel's repeated medians) with their branches (sizes, ties,
+constant data, precomputed coefficients) and the inputs they refuse (dtype, read-only or
+strided buffers: the sweep's layouts), and the elementwise Kolmogorov-Smirnov distribution
+(``kolmogn`` / ``kolmognp`` / ``kolmogni``)."""
 
 from __future__ import annotations
 
@@ -12,6 +16,8 @@ from .samples import make_array, with_nans
 
 try:
     from scipy import stats
+    from scipy.stats import (_continuous_distns, _morestats, _stats_mstats_common,
+                             _stats_py)
 except ImportError:  # scipy is an optional extra
     stats = None
 
@@ -88,6 +94,104 @@ def zscore_samples(rng, dtype):
     yield SampleInput((_x(rng, (3, 4), dtype),), {"axis": 2}, "axis out of range")
 
 
+def _centred(rng, n, dtype=np.float64):
+    """What ``shapiro`` hands ``swilk``: sorted data less a middle value."""
+    x = np.sort(make_array(rng, (n,), dtype))
+    return x - x[n // 2]
+
+
+def swilk_samples(rng, dtype):
+    for n in (12, 3, 5, 8, 25):
+        yield SampleInput((_centred(rng, n), np.zeros(n // 2)), {}, f"{n} values")
+    a = np.zeros(6)
+    _morestats.swilk(_centred(rng, 12), a)  # the coefficients of 12 values
+    yield SampleInput((_centred(rng, 12), a), {"init": True}, "precomputed coefficients")
+    yield SampleInput((np.full(9, rng.normal()), np.zeros(4)), {}, "constant data (zero range)")
+    yield SampleInput((_centred(rng, 2), np.zeros(1)), {}, "too few values")
+    yield SampleInput((_centred(rng, 8), np.zeros(5)), {}, "coefficients too long")
+    yield SampleInput((_centred(rng, 8, np.float32), np.zeros(4)), {}, "float32 (refused)")
+
+
+def _ranks(rng, n, k):
+    """Dense ranks 1..k (``_kendall_dis`` needs ranks from 1: 0 never ends its loop)."""
+    return rng.integers(1, k + 1, n).astype(np.intp)
+
+
+def kendall_dis_samples(rng, dtype):
+    yield SampleInput((np.sort(_ranks(rng, 12, 12)), _ranks(rng, 12, 12)), {}, "ranks")
+    yield SampleInput((np.sort(_ranks(rng, 12, 3)), _ranks(rng, 12, 4)), {}, "ties")
+    yield SampleInput((np.ones(5, np.intp), _ranks(rng, 5, 5)), {}, "one x rank")
+    yield SampleInput((np.sort(_ranks(rng, 6, 6)), _ranks(rng, 6, 6).astype(np.int32)), {},
+                      "int32 (refused)")
+
+
+def _weigher(r):
+    return 1.0 / (2.0 + r)
+
+
+def weightedrankedtau_samples(rng, dtype):
+    x, y = make_array(rng, (10,), dtype), make_array(rng, (10,), dtype)
+    rank = rng.permutation(10).astype(np.intp)
+    yield SampleInput((x, y, None, None, True), {}, "rank=None")
+    yield SampleInput((x, y, rank, None, False), {}, "a rank, not additive")
+    yield SampleInput((x, y, rank, _weigher, True), {}, "a weigher")
+    ties = np.round(make_array(rng, (10,), dtype) / 4).astype(dtype)
+    yield SampleInput((ties, y, None, None, True), {}, "ties")
+    yield SampleInput((np.ones(6, dtype), y[:6], None, None, True), {}, "constant x: NaN")
+    yield SampleInput((x, y.astype(np.float32 if dtype == np.float64 else np.float64), None,
+                       None, True), {}, "dtypes differ (refused)")
+
+
+def toint64_samples(rng, dtype):
+    # (never of an empty array: it writes out of bounds; weightedtau returns before)
+    x = np.round(make_array(rng, (9,), dtype))
+    yield SampleInput((x,), {}, "ties")
+    if np.dtype(dtype).kind == "f":
+        x = x.copy()
+        x[[1, 5]] = np.nan
+        yield SampleInput((x,), {}, "NaN lowest")
+    yield SampleInput((x[0, ...],), {}, "0-d (refused)")
+
+
+def siegelslopes_samples(rng, dtype):
+    x = make_array(rng, (12,), dtype)
+    y = (0.6 * x + make_array(rng, (12,), dtype)).astype(dtype)
+    yield SampleInput((y, x, "hierarchical"), {}, "hierarchical")
+    yield SampleInput((y, x, "separate"), {}, "separate")
+    yield SampleInput((y[:2], x[:2], "hierarchical"), {}, "two points")
+    yield SampleInput((y, np.round(x).astype(dtype), "hierarchical"), {}, "ties in x")
+
+
+def kolmogn_samples(rng, dtype):
+    x = make_array(rng, (5,), dtype, low=0.0, high=1.0)
+    yield SampleInput((12, x), {}, "cdf")
+    yield SampleInput((12, x), {"cdf": False}, "sf")
+    yield SampleInput((np.array([3, 12, 40, 12, 7]), x), {}, "n an array")
+    yield SampleInput((20, x[0, ...]), {"cdf": False}, "0-d")
+    yield SampleInput((9, make_array(rng, (3, 4), dtype, low=0.0, high=1.0)), {}, "2-d",
+                      loop_reason="examples of two axes that are not C-contiguous (some "
+                                  "layouts): the iterator lays the result out as they lie")
+    yield SampleInput((12.5, x), {}, "n not integral", loop_reason="SciPy's error")
+    yield SampleInput((12, x.astype(np.float32)), {}, "float32 x",
+                      loop_reason="the iterator asks float64 without buffering: it raises, or "
+                                  "not, by the example's shape")
+    yield SampleInput((12, x[0, ...].astype(np.float32)), {}, "float32 x, 0-d",
+                      loop_reason="as float32 x")
+
+
+def kolmognp_samples(rng, dtype):
+    x = make_array(rng, (5,), dtype, low=0.0, high=1.0)
+    yield SampleInput((12, x), {}, "pdf")
+    yield SampleInput((np.array([3, 12, 40, 12, 7]), x[:1]), {}, "n an array")
+
+
+def kolmogni_samples(rng, dtype):
+    q = make_array(rng, (4,), dtype, low=0.01, high=0.99)
+    yield SampleInput((12, q), {}, "ppf")
+    yield SampleInput((12, q), {"cdf": False}, "isf")
+    yield SampleInput((np.array([3, 12, 40, 7]), q), {}, "n an array")
+
+
 OPS = []
 if stats is not None:
     from .foreign import foreign_op
@@ -100,4 +204,15 @@ if stats is not None:
         foreign_op(stats, "variation", ddof_samples, dtypes=(np.float64,), **_TOL),
         foreign_op(stats, "sem", ddof_samples, dtypes=(np.float64, np.int64), **_TOL),
         foreign_op(stats, "zscore", zscore_samples, dtypes=F + (np.int64,), **_TOL),
+        foreign_op(_morestats, "swilk", swilk_samples, **_TOL),
+        foreign_op(_stats_py, "_kendall_dis", kendall_dis_samples, dtypes=(np.intp,)),
+        foreign_op(_stats_py, "_weightedrankedtau", weightedrankedtau_samples,
+                   dtypes=F + (np.int64,), **_TOL),
+        foreign_op(_stats_py, "_toint64", toint64_samples, dtypes=F + (np.int64,)),
+        foreign_op(_stats_mstats_common, "siegelslopes_pythran", siegelslopes_samples,
+                   dtypes=F, **_TOL),
+        # (where SciPy's distribution kstwo calls them)
+        foreign_op(_continuous_distns, "kolmogn", kolmogn_samples, **_TOL),
+        foreign_op(_continuous_distns, "kolmognp", kolmognp_samples, dtypes=F, **_TOL),
+        foreign_op(_continuous_distns, "kolmogni", kolmogni_samples, dtypes=F, **_TOL),
     ]

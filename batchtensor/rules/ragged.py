@@ -849,8 +849,8 @@ def _inplace_power(self, other):
     return np.power(self, other, out=(self,))
 
 
-Ragged.__pow__ = _power  # type: ignore[method-assign]
-Ragged.__ipow__ = _inplace_power  # type: ignore[attr-defined]
+setattr(Ragged, "__pow__", _power)
+setattr(Ragged, "__ipow__", _inplace_power)
 setattr(Ragged, "__divmod__", _operator(np.divmod))
 setattr(Ragged, "__rdivmod__", _operator(np.divmod, reflected=True))
 setattr(Ragged, "__neg__", lambda self: np.negative(self))
