@@ -73,6 +73,7 @@ from .config import config
 from .dispatch import WRITES_FIRST_ARGUMENT, function_call
 from .foreign import PRIMITIVES
 from .levels import Level, active_levels, current_level
+from .rules.indexing import reads_as_copies
 from .registry import ALIASES
 from .tensor import BatchedTensor, new_batched
 
@@ -304,7 +305,8 @@ class LocalBuffer:
             # nothing else holds this buffer: ``np.eye(n)[i]``)
             return self._value[key]
         if found:  # a batched index: each example reads with its own
-            return function_call(operator.getitem, (self._value, key), {}, found[0])
+            with reads_as_copies():  # (a temporary, where an integer picks a row: above)
+                return function_call(operator.getitem, (self._value, key), {}, found[0])
         key = _plain_args(key)
         res = self._value[key]
         if type(res) is np.ndarray and _augmented(sys._getframe(1)):

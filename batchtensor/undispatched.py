@@ -55,12 +55,11 @@ UNDISPATCHED: dict[str, tuple[str, ...]] = {
 #: a list's elements. With a batched element the wrapper converts the list first, as each
 #: example's call converts it (``np.asarray``: ``batchtensor.conversions``), and hands NumPy's
 #: function the batched array. (scikit-learn's RobustScaler: ``np.transpose(quantiles)`` of a
-#: list of per-feature percentiles; SciPy's ``mstats``: ``np.min([p, 1 - p])``, ``np.sum([...])``.)
+#: list of per-feature percentiles.) Not ``np.sum`` / ``np.min`` / ``np.max``, though SciPy's
+#: ``mstats`` call them on lists too: code asks ``if func is np.max`` of those (reducers passed
+#: as arguments), and a replaced name answers False there, a silently different path.
 SEQUENCES: dict[str, str] = {
     "transpose": "a",
-    "sum": "a",
-    "min": "a",
-    "max": "a",
 }
 
 

@@ -42,7 +42,12 @@ def test_duck_sweep(info):
 
 
 def test_most_of_the_database_runs_on_the_duck_backend():
-    assert len(CASES) > 0.85 * len(DATABASE)
+    # (excluded as groups, and not counted: the foreign libraries' rules, whose compiled
+    # kernels take host arrays (CuPy's users call cupyx.scipy instead), and numpy.ma, which
+    # CuPy does not have)
+    own = [i for i in DATABASE
+           if not i.name.startswith(("scipy.", "sklearn.", "astropy.", "ma."))]
+    assert sum(duck_excluded(i) is None for i in own) > 0.85 * len(own)
 
 
 def test_exclusions_and_expected_differences_name_real_entries_and_samples():

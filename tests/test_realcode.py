@@ -86,7 +86,7 @@ def fake_library():
     mod.nan = lambda x: np.where(x > 0, np.nan, x) if batched(x) else x  # NaN where none
     mod.writes = lambda x: (x.__setitem__(0, 1.0) if batched(x) else None) or x.sum()
     mod.good = lambda x: np.cumsum(x) - x.mean()  # vectorised and right
-    mod.converts = lambda x: x * float(np.sum(x))  # right through the rerun
+    mod.converts = lambda x: x * round(float(np.sum(x)), 6)  # right through the rerun
     # an error: an exact type check, which a batched value does not pass (docs/semantics.md)
     mod.breaks = lambda x: x.sum() if type(x) is np.ndarray else _refuse(type(x))
     sys.modules["fake_library"] = mod

@@ -35,10 +35,12 @@ C. some index batched: every example gathers with its own index, through an extr
 
 from __future__ import annotations
 
+import contextlib
 import math
 import operator
 import re
-from typing import Any
+import threading
+from typing import Any, Iterator
 
 import numpy as np
 
@@ -462,6 +464,22 @@ def getitem_rule(level, args, kwargs):
     return wrap(res, plan.raw_bdim, level)
 
 
+_reads = threading.local()
+
+
+@contextlib.contextmanager
+def reads_as_copies() -> Iterator[None]:
+    """Within: ``x[i]`` with an integer per example gathers (a copy) without asking whether
+    the loop's view could be told apart. For a reader that knows nothing else holds ``x``
+    (``np.eye(n)[i]``, a temporary: no write can reach it through another name)."""
+    before = getattr(_reads, "copies", False)
+    _reads.copies = True
+    try:
+        yield
+    finally:
+        _reads.copies = before
+
+
 def _one_row_per_example(level, key, rank: int):
     """``x[i]`` where ``i`` is an integer (a NumPy scalar) per example: the loop's result is a
     view of ``x`` (basic indexing), so writes through either reach the other. Where every
@@ -473,13 +491,16 @@ def _one_row_per_example(level, key, rank: int):
     entries = key if type(key) is tuple else (key,)
     at = [j for j, k in enumerate(entries) if type(k) is BatchedTensor and k._level is level]
     if not at or not all(_basic_or_scalar(k) for k in entries) or \
-            innermost(entries[at[0]]._value).size == 0:
-        return key  # (no example: the gather's shape is the loop's)
+            getattr(_reads, "copies", False):
+        return key
+    phys = [innermost(entries[j]._value) for j in at]
+    if phys[0].size == 0 or not all(_holds_data(v) for v in phys):
+        return key  # (no example; or a recording's symbolic values, whose model has no views)
     if len(entries) == rank and all(type(k) is BatchedTensor or isinstance(k, _INT_TYPES)
                                     for k in entries):
         return key  # one element: NumPy gives a scalar, a copy, as the gather does
-    first = [int(innermost(entries[j]._value).flat[0]) for j in at]
-    if any(not bool(np.all(innermost(entries[j]._value) == v)) for j, v in zip(at, first)):
+    first = [int(v.ravel()[0]) for v in phys]
+    if any(not bool(np.all(v == f)) for v, f in zip(phys, first)):
         raise DataDependentError(
             "x[i] with an integer i that differs between examples: the loop's x[i] is a view "
             "of x (a write through either reaches the other), and one batched array cannot "
@@ -489,6 +510,11 @@ def _one_row_per_example(level, key, rank: int):
     for j, v in zip(at, first):
         out[j] = v
     return tuple(out) if type(key) is tuple else out[0]
+
+
+def _holds_data(v) -> bool:
+    t = type(v)
+    return t is np.ndarray or (getattr(t, "__module__", "") or "").split(".")[0] == "cupy"
 
 
 def _basic_or_scalar(k) -> bool:
@@ -732,4 +758,5 @@ def unravel_index_rule(indices, indices_bdim, shape, order="C"):
     return tuple((r, indices_bdim) for r in np.unravel_index(indices, shape, order=order))
 
 
-__all__ = ["lift", "mask_to_indices", "drop_leading_ones", "flat_front", "in_c_order"]
+__all__ = ["reads_as_copies", "lift", "mask_to_indices", "drop_leading_ones", "flat_front",
+           "in_c_order"]
