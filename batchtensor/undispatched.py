@@ -92,12 +92,17 @@ def _wrapper(name: str, params: tuple[str, ...]) -> Callable:
                         return function_call(original, args, kwargs, v)
         return original(*args, **kwargs)
 
+    return _dressed(call, name, f"hands a batched {' / '.join(params)} to batchtensor")
+
+
+def _dressed(call: Callable, name: str, what: str) -> Callable:
+    """``call`` named, documented and signed as ``numpy.<name>``, which it wraps."""
+    original = ORIGINALS[name]
     call.__name__ = call.__qualname__ = name.rpartition(".")[2]
-    call.__doc__ = (f"``numpy.{name}``, which hands a batched {' / '.join(params)} to "
-                    f"batchtensor inside a vmap (batchtensor.undispatched).\n\n"
-                    f"{original.__doc__ or ''}")
+    call.__doc__ = (f"``numpy.{name}``, which {what} inside a vmap "
+                    f"(batchtensor.undispatched).\n\n{original.__doc__ or ''}")
     call.__wrapped__ = original  # type: ignore[attr-defined]  # (a function's attributes)
-    call.__signature__ = sig  # type: ignore[attr-defined]
+    call.__signature__ = inspect.signature(original)  # type: ignore[attr-defined]
     return call
 
 
@@ -119,13 +124,8 @@ def _sequence_wrapper(name: str, param: str) -> Callable:
                     kwargs = {**kwargs, param: convert(a)}
         return original(*args, **kwargs)
 
-    call.__name__ = call.__qualname__ = name.rpartition(".")[2]
-    call.__doc__ = (f"``numpy.{name}``, which converts a list or tuple of batched values "
-                    f"(``{param}``) batched inside a vmap (batchtensor.undispatched).\n\n"
-                    f"{original.__doc__ or ''}")
-    call.__wrapped__ = original  # type: ignore[attr-defined]  # (a function's attributes)
-    call.__signature__ = sig  # type: ignore[attr-defined]
-    return call
+    return _dressed(call, name, f"converts a list or tuple of batched values (``{param}``) "
+                                f"batched")
 
 
 for _dotted, _params in UNDISPATCHED.items():
