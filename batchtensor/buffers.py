@@ -73,7 +73,6 @@ from .config import config
 from .dispatch import WRITES_FIRST_ARGUMENT, function_call
 from .foreign import PRIMITIVES
 from .levels import Level, active_levels, current_level
-from .rules.indexing import reads_as_copies
 from .registry import ALIASES
 from .tensor import BatchedTensor, new_batched
 
@@ -296,17 +295,16 @@ class LocalBuffer:
     def __getitem__(self, key):
         found = _batched_among(key, [])
         if found and any(t.ndim == 0 and t.dtype.kind in "iu" for t in found) \
-                and not _scalar_read(key, self._value.ndim) \
-                and sys.getrefcount(self) > _TEMPORARY_REFS:
+                and not _scalar_read(key, self._value.ndim):
             # NumPy reads a 0-d integer as an int (a view, basic indexing): NumPy's own
             # indexing asks it for that int (``__index__``), the one every example holds, or
             # the conversion error (a rerun); a gather per example would be a copy, which a
-            # write through it, or into this buffer later, would tell apart (not where
-            # nothing else holds this buffer: ``np.eye(n)[i]``)
+            # write through it, or into this buffer later, would tell apart. (Also where
+            # nothing else holds the buffer, ``np.eye(n)[i]``: the reference count that would
+            # say so differs once CPython specialises the instruction, 3.12 at least.)
             return self._value[key]
         if found:  # a batched index: each example reads with its own
-            with reads_as_copies():  # (a temporary, where an integer picks a row: above)
-                return function_call(operator.getitem, (self._value, key), {}, found[0])
+            return function_call(operator.getitem, (self._value, key), {}, found[0])
         key = _plain_args(key)
         res = self._value[key]
         if type(res) is np.ndarray and _augmented(sys._getframe(1)):
@@ -438,25 +436,6 @@ setattr(LocalBuffer, "__neg__", lambda self: -self._value)
 setattr(LocalBuffer, "__pos__", lambda self: +self._value)
 setattr(LocalBuffer, "__abs__", lambda self: abs(self._value))
 setattr(LocalBuffer, "__invert__", lambda self: ~self._value)
-
-
-class _Probe:
-    __slots__ = ()
-
-    def __getitem__(self, key: Any) -> int:
-        return sys.getrefcount(self)
-
-
-def _temporary_refs() -> int:
-    """``sys.getrefcount(self)`` inside ``__getitem__`` of an object only the expression
-    holds (``make()[i]``), where it is fewer than for one a variable holds; else 0 (every
-    buffer counts as held)."""
-    temporary = _Probe()[0]
-    held = _Probe()
-    return temporary if held[0] > temporary else 0
-
-
-_TEMPORARY_REFS = _temporary_refs()
 
 
 def _scalar_read(key: Any, ndim: int) -> bool:

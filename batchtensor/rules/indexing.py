@@ -35,12 +35,10 @@ C. some index batched: every example gathers with its own index, through an extr
 
 from __future__ import annotations
 
-import contextlib
 import math
 import operator
 import re
-import threading
-from typing import Any, Iterator
+from typing import Any
 
 import numpy as np
 
@@ -464,22 +462,6 @@ def getitem_rule(level, args, kwargs):
     return wrap(res, plan.raw_bdim, level)
 
 
-_reads = threading.local()
-
-
-@contextlib.contextmanager
-def reads_as_copies() -> Iterator[None]:
-    """Within: ``x[i]`` with an integer per example gathers (a copy) without asking whether
-    the loop's view could be told apart. For a reader that knows nothing else holds ``x``
-    (``np.eye(n)[i]``, a temporary: no write can reach it through another name)."""
-    before = getattr(_reads, "copies", False)
-    _reads.copies = True
-    try:
-        yield
-    finally:
-        _reads.copies = before
-
-
 def _one_row_per_example(level, key, rank: int):
     """``x[i]`` where ``i`` is an integer (a NumPy scalar) per example: the loop's result is a
     view of ``x`` (basic indexing), so writes through either reach the other. Where every
@@ -490,8 +472,7 @@ def _one_row_per_example(level, key, rank: int):
     too, which the gather gives exactly."""
     entries = key if type(key) is tuple else (key,)
     at = [j for j, k in enumerate(entries) if type(k) is BatchedTensor and k._level is level]
-    if not at or not all(_basic_or_scalar(k) for k in entries) or \
-            getattr(_reads, "copies", False):
+    if not at or not all(_basic_or_scalar(k) for k in entries):
         return key
     phys = [innermost(entries[j]._value) for j in at]
     if phys[0].size == 0 or not all(_holds_data(v) for v in phys):
@@ -758,5 +739,4 @@ def unravel_index_rule(indices, indices_bdim, shape, order="C"):
     return tuple((r, indices_bdim) for r in np.unravel_index(indices, shape, order=order))
 
 
-__all__ = ["reads_as_copies", "lift", "mask_to_indices", "drop_leading_ones", "flat_front",
-           "in_c_order"]
+__all__ = ["lift", "mask_to_indices", "drop_leading_ones", "flat_front", "in_c_order"]
