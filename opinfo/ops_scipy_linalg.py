@@ -71,6 +71,10 @@ def eigh_samples(rng, dtype):
     yield SampleInput((a,), {"driver": "evd"}, "driver evd")
     yield SampleInput((_symmetric(rng, (2, 3, 3), dtype),), {}, "a stack of matrices")
     yield SampleInput((_symmetric(rng, (1, 1), dtype),), {}, "1x1")
+    yield SampleInput((np.asfortranarray(a),), {}, "F-ordered")
+    yield SampleInput((_symmetric(rng, (4, 4), dtype)[::-1, ::-1],), {}, "negative strides")
+    yield SampleInput((make_array(rng, (0, 0), dtype),), {}, "0x0")
+    yield SampleInput((make_array(rng, (0, 3, 3), dtype),), {}, "a stack of no matrices")
     yield SampleInput((make_array(rng, (3, 4), dtype),), {}, "not square (ValueError)")
     yield SampleInput((make_array(rng, (4,), dtype),), {}, "1-d",
                       loop_reason="fewer than 2 dimensions: SciPy's error per example")
