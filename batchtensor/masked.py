@@ -783,6 +783,17 @@ class BatchedMaskedArray:
                 type(innermost(key)) is np.ndarray:
             # x[idx], idx batched: each example's rows idx of its own array (a gather)
             idx = _physical(key, levels, "x[idx]")
+            if key.ndim == 0 and self.ndim > 1 and scalar_per_example(key) and idx.size:
+                # an integer per example picks a row: the loop's is a view of x, which a
+                # gathered copy cannot stand for (a write through either would tell): the
+                # integer every example holds, else a rerun
+                first = int(idx.ravel()[0])
+                if not bool(np.all(idx == first)):
+                    raise DataDependentError(
+                        "numpy.ma: x[i] with an integer i that differs between examples: the "
+                        "loop's x[i] is a view of x, which one batched array cannot be for a "
+                        "different row in each example", self._level)
+                return (slice(None),) * nb + (first,)
             ones = (1,) * (idx.ndim - nb)
             return tuple(np.arange(n).reshape((1,) * j + (n,) + (1,) * (nb - 1 - j) + ones)
                          for j, n in enumerate(self._ma.shape[:nb])) + (idx,)

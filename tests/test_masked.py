@@ -762,3 +762,25 @@ def test_may_share_memory_of_masked_batches_asks_their_data():
     for got in (bt.vmap(f, fallback="error")(XS), bt.vmap(bt.vmap(f), fallback="error")(GRID)):
         for g, w in zip(got, want):
             assert np.all(np.asarray(g) == w), (got, want)
+
+
+def _row_written_through(x, i):
+    m = np.ma.masked_invalid(x)
+    row = m[i]  # an integer per example: a view of m in the loop
+    row[0] = -1.0
+    return m.filled(0.0)
+
+
+@pytest.mark.parametrize("idx", [[2, 2, 2], [0, 2, 3]], ids=["same row", "a row per example"])
+def test_a_row_picked_by_an_integer_per_example_is_the_loops_view(idx):
+    xs = RNG.normal(size=(3, 4, 3))
+    xs[0, 1, 1] = np.nan
+    idx = np.array(idx)
+    want = np.stack([_row_written_through(x, i) for x, i in zip(xs, idx)])
+    got = bt.vmap(_row_written_through, fallback="silent")(xs, idx)
+    np.testing.assert_array_equal(got, want)
+    if idx[0] == idx[1]:
+        bt.vmap(_row_written_through, fallback="error")(xs, idx)  # the view: vectorised
+    else:
+        with pytest.raises(bt.BatchingError, match="differs between examples"):
+            bt.vmap(_row_written_through, fallback="error")(xs, idx)
