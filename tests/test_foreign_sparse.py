@@ -423,3 +423,48 @@ def test_sklearn_labels_differing_per_example(metrics):
         warnings.simplefilter("ignore", bt.PerformanceWarning)
         got = bt.vmap(metrics.confusion_matrix)(yt, yp)
     assert_same(got, loop_vmap(metrics.confusion_matrix)(yt, yp))
+
+
+# ---- found in review: the sum's type, and data shared with the matrix --------------------------
+_ROWS, _COLS = np.array([[0, 1], [0, 1]]), np.array([[0, 0], [0, 0]])  # column 0: two cells
+
+
+def _csr(r, c, d):
+    return sp.coo_array((d, (r, c)), shape=(2, 2)).tocsr()
+
+
+@pytest.mark.parametrize("axis, dtype, rows, cols, data", [
+    (0, bool, _ROWS, _COLS, np.array([[1, -1], [1, 1]])),             # 1 + -1 is False
+    (1, np.int64, _COLS, _ROWS, np.array([[1.5, 1.5], [0.6, 0.6]])),  # 3.0, not 1 + 1
+])
+def test_a_sum_with_a_dtype_adds_in_scipys_type_first(axis, dtype, rows, cols, data):
+    f = lambda r, c, d: _csr(r, c, d).sum(axis=axis, dtype=dtype)  # noqa: E731
+    assert_same(bt.vmap(f, fallback="error")(rows, cols, data), loop_vmap(f)(rows, cols, data))
+
+
+def _through_transpose(r, c, d):
+    m = _csr(r, c, d)
+    t = m.transpose()
+    t.data *= 2
+    return m.toarray()
+
+
+def _before_transpose(r, c, d):
+    m = _csr(r, c, d)
+    t = m.T
+    m.data *= 2
+    return t.toarray()
+
+
+def _through_real(r, c, d):
+    m = _csr(r, c, d)
+    m.real.data *= 2
+    return m.toarray()
+
+
+@pytest.mark.parametrize("f", [_through_transpose, _before_transpose, _through_real])
+def test_transpose_and_real_share_data_with_the_matrix(f):
+    # (after the write the matrices are SciPy's own, whose compiled toarray reruns)
+    data = np.array([[1.5, 2.5], [0.5, 4.0]])
+    assert_same(bt.vmap(f, fallback="silent")(_ROWS, _COLS, data),
+                loop_vmap(f)(_ROWS, _COLS, data))

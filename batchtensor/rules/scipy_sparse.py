@@ -16,9 +16,11 @@ it: ``BatchedCSR``) whose attributes are each example's own: ``indptr`` batched,
 ``indices`` batched or, where each example stores another count of entries, a ragged
 selection (``rules/ragged.py``), in SciPy's canonical order. It also keeps the batched dense
 matrix and which cells store an entry, from which its methods ``sum`` (``np.matrix`` for an
-``spmatrix`` over an axis: ``BatchedMatrix``), ``@`` / ``dot`` of a vector, ``transpose``,
-``astype``, ``copy``, ``toarray``, ``tocsr`` / ``tocsc`` and SciPy's ``_with_data`` (so
-``power``, ``* scalar``, ``abs``) compute one batched call each. Every other method is
+``spmatrix`` over an axis: ``BatchedMatrix``; added in SciPy's sum type), ``@`` / ``dot`` of a
+vector, ``astype``, ``copy``, ``toarray``, ``tocsr`` / ``tocsc`` compute one batched call each,
+and ``transpose`` shares the matrix's attributes, as SciPy's does; SciPy's ``_with_data``
+(``power``, ``.real``, ``* scalar``) too, its result holding the ``data`` it is given (for
+``.real`` the matrix's own). Every other method is
 SciPy's own on those attributes: it works where batchtensor batches the NumPy calls it makes
 and makes vmap rerun the function where it reaches compiled code. Once an attribute is
 assigned or written into (its bytes are checked at each of those methods), the dense matrix
@@ -148,7 +150,10 @@ class BatchedCSR:
             return super().sum(axis, dtype, out)  # type: ignore[misc]
         if axis is None:  # SciPy: np.sum of the stored entries
             return np.sum(self.data, dtype=dtype)
-        res = np.sum(live[0], axis=axis, dtype=dtype or _sputils.get_sum_dtype(self.dtype))
+        # (SciPy adds in its sum type and converts to ``dtype`` after: bool of 1 + -1 is False)
+        res = np.sum(live[0], axis=axis, dtype=_sputils.get_sum_dtype(self.dtype))
+        if dtype is not None:
+            res = res.astype(dtype)
         if isinstance(self, spmatrix):  # a 2-d np.matrix per example
             return BatchedMatrix(np.expand_dims(res, axis % 2))
         return res
@@ -165,12 +170,22 @@ class BatchedCSR:
         return np.sum(prod, axis=1, dtype=t)
 
     def transpose(self, axes: Any = None, copy: bool = False) -> Any:
+        """SciPy's transpose reads the same ``data`` / ``indices`` / ``indptr`` as the other
+        format (shared, unless ``copy``): so does this one, its dense matrix transposed."""
         live = self._live()
-        if live is None or axes is not None:
+        if live is None or axes is not None or copy:
             return super().transpose(axes, copy)  # type: ignore[misc]
         other = self._csc_container if self.format == "csr" else self._csr_container
-        return batched_compressed(other, np.transpose(live[0]), np.transpose(live[1]),
-                                   self.indptr.dtype)
+        obj: Any = object.__new__(_SUBCLASSES[next(b for b in _SUBCLASSES
+                                                   if issubclass(other, b))])
+        for name in ("data", "indices", "indptr"):
+            object.__setattr__(obj, name, getattr(self, name))
+        for name, value in (("maxprint", 50), ("_shape", self.shape[::-1]),
+                            ("_has_sorted_indices", True), ("_has_canonical_format", True)):
+            object.__setattr__(obj, name, value)
+        object.__setattr__(obj, "_bt", (np.transpose(live[0]), np.transpose(live[1]),
+                                        self._bt[2]))
+        return obj
 
     def astype(self, dtype: Any, casting: str = "unsafe", copy: bool = True) -> Any:
         live = self._live()
@@ -189,7 +204,9 @@ class BatchedCSR:
         return batched_compressed(type(self), live[0].copy(), live[1], self.indptr.dtype)
 
     def _with_data(self, data: Any, copy: bool = True) -> Any:
-        """``self``'s structure with ``data``: the dense matrix made again through the mask."""
+        """``self``'s structure with ``data``, which the result holds as SciPy's does (it is
+        ``self.data.real`` itself for ``.real``: shared), its indices copied unless ``copy``
+        is False (then shared too); the dense matrix made again through the mask."""
         live = self._live()
         if live is None or not (is_ragged(data) or scan_level(data) is not None):
             return super()._with_data(data, copy)  # type: ignore[misc]
@@ -199,7 +216,13 @@ class BatchedCSR:
             new[stored] = data
         else:
             np.transpose(new)[np.transpose(stored)] = data  # data in column order
-        return batched_compressed(type(self), new, stored, self.indptr.dtype)
+        obj = batched_compressed(type(self), new, stored, self.indptr.dtype)
+        shared = ("data",) if copy else ("data", "indices", "indptr")
+        for name in shared:
+            object.__setattr__(obj, name, data if name == "data" else getattr(self, name))
+        object.__setattr__(obj, "_bt", (new, stored, tuple(
+            _physical(getattr(obj, name)).tobytes() for name in ("data", "indices", "indptr"))))
+        return obj
 
     def toarray(self, order: Any = None, out: Any = None) -> Any:
         live = self._live()
