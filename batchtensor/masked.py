@@ -1914,6 +1914,7 @@ def _apply_along_axis(original: Any, args: tuple, kwargs: dict) -> Any:
             (type(arr) is BatchedMaskedArray and arr._scalar) or \
             type(_first_batched(fargs, fkw)) is Ragged:
         return _per_example(original, args, kwargs)
+    before = _writeable_snapshot(arr)
     arr = np.ma.array(arr, copy=False, subok=True)
     nd = arr.ndim
     axis = normalize_axis_index(axis, nd)
@@ -1929,9 +1930,26 @@ def _apply_along_axis(original: Any, args: tuple, kwargs: dict) -> Any:
             raise  # (the op inside func1d that cannot be batched is the news)
         out = None
     if out is None:
+        _put_back(before)  # (func1d may have written into its slices: the loop writes once)
         return _per_example(original, args, kwargs)
     record(original, Path.RULE)
     return out
+
+
+def _writeable_snapshot(arr: Any) -> Any:
+    """``(masked batch, its data, its mask)`` as they are, where a write could reach them."""
+    if type(arr) is not BatchedMaskedArray or not arr._ma.flags.writeable:
+        return None
+    m = arr._ma
+    return m, np.copy(m.data), (None if m._mask is _NOMASK else np.copy(m._mask))
+
+
+def _put_back(before: Any) -> None:
+    if before is not None:
+        m, data, mask = before
+        m.data[...] = data
+        if mask is not None and m._mask is not _NOMASK:
+            m._mask[...] = mask
 
 
 def _shape(v: Any) -> tuple:

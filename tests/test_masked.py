@@ -784,3 +784,25 @@ def test_a_row_picked_by_an_integer_per_example_is_the_loops_view(idx):
     else:
         with pytest.raises(bt.BatchingError, match="differs between examples"):
             bt.vmap(_row_written_through, fallback="error")(xs, idx)
+
+
+def _doubles_its_slices(x, m):
+    a = np.ma.array(x, mask=m)
+
+    def g(r):
+        r *= 2  # writes into the slice, once per example in the loop
+        return r.max()
+
+    np.ma.apply_along_axis(g, 1, a)
+    return a.data
+
+
+def test_apply_along_axis_that_falls_back_writes_once():
+    # example 1 has a fully masked row (its max is np.ma.masked, the others' a scalar): the
+    # batched run gives way to the per-example one, which must start from the caller's values
+    xs = np.arange(1.0, 13.0).reshape(2, 2, 3)
+    ms = np.zeros(xs.shape, bool)
+    ms[1, 1, :] = True
+    want = np.stack([_doubles_its_slices(x, m) for x, m in zip(xs.copy(), ms)])
+    got = bt.vmap(_doubles_its_slices, fallback="silent")(xs.copy(), ms)
+    np.testing.assert_array_equal(got, want)

@@ -124,6 +124,7 @@ class BatchedCSR:
     data: Any
     dtype: Any
     indptr: Any
+    shape: Any
     format: Any
     _csr_container: Any
     _csc_container: Any
