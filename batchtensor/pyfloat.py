@@ -48,8 +48,10 @@ A ufunc reached from batchtensor's own code (a batch rule that got ``w`` as a pl
 and calls a ufunc on physical values, whose batch axis is data there) refuses: the frames
 between the call and the innermost pass of vmap must be the function's own.
 
-``type(w)`` is WeakFloat: code that tests ``type(v) is float`` outside the learnt module sees
-no float where the loop does. The learnt module cannot (``float`` is only called there).
+``type(w)`` is WeakFloat: code that tests ``type(v) is float`` sees no float where the loop
+does. The learnt module cannot name ``float`` there, but it can ask without the name
+(``type(s) is type(0.0)``), and code the value flows into can ask either way: a known
+difference, documented in docs/running_existing_code.md. ``type(w)(...)`` refuses.
 """
 
 from __future__ import annotations
@@ -67,7 +69,7 @@ from .config import config
 from .errors import note_refusal
 from .levels import Level, active_levels
 from .registry import slots
-from .tensor import BatchedTensor
+from .tensor import BatchedTensor, new_batched
 
 __all__ = ["WeakFloat", "WeakBool", "as_batched", "learnt_floats", "learn_from", "enter",
            "leave"]
@@ -270,8 +272,18 @@ class _Weak:
     where not exact), the uses that refuse."""
 
     __slots__ = ("_v",)
+    _DTYPE: np.dtype
 
     def __init__(self, v: Any) -> None:
+        if type(v) is not BatchedTensor or v.ndim or v.dtype != self._DTYPE:
+            # ``type(w)(1)`` in the function, which the loop's ``float(1)`` answers: refused
+            # (a rerun), as no weak value holds anything but a batch of the loop's values
+            if type(v) is BatchedTensor:
+                _refuse(v, f"{type(self).__name__}(...)")
+            levels = active_levels()
+            if not levels:
+                raise TypeError(f"{type(self).__name__} values are made by vmap only")
+            _refuse(new_batched(np.zeros(1), 0, levels[-1]), f"{type(self).__name__}(...)")
         self._v = v  # a BatchedTensor, 0-d per example: a NumPy scalar per example
 
     def __bool__(self) -> bool:
@@ -305,6 +317,8 @@ class _Weak:
 class WeakFloat(_Weak):
     """``float(x)`` of a value batched at an open level: one Python float per example, with
     the uses whose result is the loop's (module docstring)."""
+
+    _DTYPE = np.dtype(np.float64)
 
     __slots__ = ()
 
@@ -362,6 +376,8 @@ class WeakFloat(_Weak):
 class WeakBool(_Weak):
     """A comparison of a WeakFloat: a Python bool per example, for ``bool()`` (``if``,
     ``and``, ``not``) and to be returned; its arithmetic (a Python int's) refuses."""
+
+    _DTYPE = np.dtype(np.bool_)
 
     __slots__ = ()
 

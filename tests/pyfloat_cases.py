@@ -214,3 +214,8 @@ def nested_value_of_outer(x, ys):
     import batchtensor as bt
 
     return bt.vmap(lambda y: float(x.sum()) + y)(ys)
+
+
+def rebuilt_by_its_type(x):
+    s = float(x[0])
+    return type(s)(1), type(s)(x[1])  # float(1), float(x[1]) in the loop

@@ -145,10 +145,16 @@ def test_batched_float32_values_keep_their_dtype():
 
 def test_isinstance_float_is_true_as_in_the_loop():
     _vectorised_like_the_loop(cases.kind, _xs(3))
-    w = pyfloat.WeakFloat(None)  # (nothing read: the class answers)
+    w = object.__new__(pyfloat.WeakFloat)  # (no value: the class answers)
     assert isinstance(w, float) and type(w) is pyfloat.WeakFloat
     import numbers
     assert isinstance(w, numbers.Real)
+
+
+@pytest.mark.parametrize("dtype", [np.float64, np.int64])
+def test_a_weak_float_made_again_by_its_type_reruns(dtype):
+    # type(s)(1) is float(1) in the loop: no weak value holds a 1 (or an int per example)
+    _reruns_like_the_loop(cases.rebuilt_by_its_type, _xs(3, dtype))
 
 
 @pytest.mark.parametrize("dtype", [np.float32, np.int64])
