@@ -1026,7 +1026,7 @@ def _install_site_makers() -> None:
             # (a module imported during a pass that binds it by name: a maker there too)
             _MAKERS[id(made)] = _MAKERS[id(original)]
     for name, made in _site_makers.items():
-        conversions.intercept(np, name, made)
+        conversions.intercept(np, name, made, by_class=True)
 
 
 _site_readers: dict[str, Any] = {}  # name -> the replacement installed in numpy (once learnt)
@@ -1085,7 +1085,7 @@ def _install_site_readers(names: set) -> None:
                     name, conversions.replacement_of(np, name))
                 ALIASES[made[name]] = _numpy_function(name)
     for name, reader in made.items():
-        conversions.intercept(np, name, reader)
+        conversions.intercept(np, name, reader, by_class=True)
         _STAND_IN.__dict__.pop(name, None)  # (read from numpy each time, as it is swapped now)
 
 

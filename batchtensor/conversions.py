@@ -189,7 +189,11 @@ def replacement_of(module: Any, name: str) -> Any:
         return replacement(name)
     with _lock:
         for swap in _swaps:
-            if swap.namespace is namespace and swap.originals is not ORIGINALS \
+            if type(swap.namespace) is _ClassSwitch:
+                if swap.namespace.module is module and type(vars(swap.replacements).get(name)) \
+                        is _Shadow:
+                    return vars(swap.replacements)[name].value
+            elif swap.namespace is namespace and swap.originals is not ORIGINALS \
                     and name in swap.replacements:
                 return swap.replacements[name]
     return namespace[name]

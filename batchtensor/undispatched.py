@@ -131,11 +131,11 @@ def _sequence_wrapper(name: str, param: str) -> Callable:
 for _dotted, _params in UNDISPATCHED.items():
     _made = _wrapper(_dotted, _params)
     ALIASES[_made] = ORIGINALS[_dotted]
-    conversions.intercept(*_module_and_name(_dotted), _made)
+    conversions.intercept(*_module_and_name(_dotted), _made, by_class=True)
 for _dotted, _param in SEQUENCES.items():
     _made = _sequence_wrapper(_dotted, _param)
     ALIASES[_made] = ORIGINALS[_dotted]
-    conversions.intercept(*_module_and_name(_dotted), _made)
+    conversions.intercept(*_module_and_name(_dotted), _made, by_class=True)
 
 
 def _vectorize_call(self: np.vectorize, *args: Any, **kwargs: Any) -> Any:
@@ -171,4 +171,4 @@ def _nditer(op: Any, *args: Any, **kwargs: Any) -> Any:
 
 
 _nditer.__doc__ = f"{_nditer.__doc__}\n\n{_NDITER.__doc__ or ''}"
-conversions.intercept(np, "nditer", _nditer)
+conversions.intercept(np, "nditer", _nditer, by_class=True)
