@@ -268,7 +268,8 @@ def test_vmap_matches_loop_group3(case, data):
 
 
 def test_generated_case_count():
-    """The four property tests above generate >= 10,000 cases together (when they ran)."""
+    """The four property tests above generate >= 10,000 cases together (when they ran; in
+    proportion where BATCHTENSOR_PROPERTY_EXAMPLES draws fewer)."""
     if CASES["count"] == 0:
         pytest.skip("run together with the property tests to count their cases")
-    assert CASES["count"] >= 10_000, CASES["count"]
+    assert CASES["count"] >= 10_000 * MAX_EXAMPLES // 2600, CASES["count"]
