@@ -34,7 +34,7 @@ from .dispatch import function_call
 from .levels import current_level
 from .registry import ALIASES
 from .rules.ragged import Ragged
-from .tensor import BatchedTensor
+from .tensor import BatchedTensor, foreign_owner_view
 
 __all__ = ["enter", "leave", "ORIGINALS", "installed", "intercept", "intercept_attribute",
            "CONVERTERS", "release", "replacement", "replacement_of",
@@ -149,11 +149,12 @@ class _Concatenator:
 def _from_dlpack(x, /, *, device=None, copy=None):
     """``numpy.from_dlpack`` that keeps a batched value batched inside a vmap: each example's
     ``from_dlpack`` is a view of the example's memory (a copy with ``copy=True``), writeable
-    as the example is. (scikit-learn moves arrays between namespaces with it, and takes
-    another path where it raises.)"""
+    as the example is, that does not own its memory and whose base is not an array (NumPy's
+    capsule: ``tensor.foreign_owner_view``). (scikit-learn moves arrays between namespaces
+    with it, and takes another path where it raises.)"""
     if type(x) is BatchedTensor and current_level() is not None and config.intercept_numpy \
             and device in (None, "cpu") and copy in (None, True, False):
-        return x.copy() if copy else x.view()
+        return foreign_owner_view(x.copy() if copy else x)  # (a capsule's base either way)
     return ORIGINALS["from_dlpack"](x, device=device, copy=copy)
 
 

@@ -20,6 +20,7 @@ import operator
 import struct
 import sys
 import types
+import weakref
 from typing import TYPE_CHECKING, Any, Callable, Iterator, NoReturn, TypeVar, cast
 
 import numpy as np
@@ -31,12 +32,13 @@ from .levels import Level, current_level
 from .registry import ALIASES, DIRECT, RECORDERS, REGISTRY, Path, defers_to_us, record, slots
 
 __all__ = ["BatchedTensor", "new_batched", "is_plain_array", "returned_scalar", "take_returned", "enter", "scalar_per_example",
-           "plain_array", "reshape_view", "transpose_view", "ints_or_sequence", "batch_axes_in_front",
+           "plain_array", "compat_namespace", "reshape_view", "transpose_view", "ints_or_sequence", "batch_axes_in_front",
            "ndarray_transpose", "ndarray_astype",
            "ndarray_fill", "MethodOp", "AttributeOp", "FlatIter", "NOT_PER_EXAMPLE",
            "CONVERSIONS", "ndarray_view", "ndarray_byteswap", "ndarray_getfield",
            "ndarray_resize", "ndarray_strides", "ndarray_flags", "ndarray_base",
-           "ndarray_setflags"]
+           "ndarray_setflags", "BaseStop", "foreign_owner_view", "owner_of_view",
+           "foreign_memory", "note_in_place_change", "innermost_array"]
 
 _T = TypeVar("_T")
 _ALL = slice(None)
@@ -134,6 +136,7 @@ class BatchedTensor:
                 raise
             raise AttributeError("Incompatible shape for in-place modification. Use "
                                  "`.reshape()` to make a copy with the desired shape.") from None
+        note_in_place_change(self)
         self._value, self._bdim = res._value, res._bdim
 
     def _set_shape(self, shape: Any) -> None:
@@ -158,6 +161,7 @@ class BatchedTensor:
     def dtype(self, dtype: DTypeLike) -> None:
         """``x.dtype = t``: each example's memory read as ``t`` in place (``x.view(t)``)."""
         res = self.view(dtype)
+        note_in_place_change(self)
         self._value, self._bdim = res._value, res._bdim
 
     @property
@@ -779,7 +783,7 @@ class BatchedTensor:
     def __array_namespace__(self, *, api_version: str | None = None) -> Any:
         ns = self._value.__array_namespace__(api_version=api_version)
         if ns is np:
-            return _compat_namespace(sys._getframe(1)) or ns
+            return compat_namespace(sys._getframe(1)) or ns
         return ns
 
     @property
@@ -892,6 +896,104 @@ ndarray_setflags = MethodOp("setflags")
 ndarray_strides = AttributeOp("strides")
 ndarray_flags = AttributeOp("flags")
 ndarray_base = AttributeOp("base")
+
+
+# ---- owners that NumPy's base collapse stops at -------------------------------------------------
+class BaseStop(np.ndarray):
+    """Stands, in the chain of bases of a physical array, for an object that is not an array
+    (``np.from_dlpack``'s capsule): NumPy's base collapse stops at the array above it, as the
+    loop's collapse stops at its example. ``layers``: the (level, bdim) of each level the
+    owner is batched at, outermost first (the levels held weakly); ``changed``: whether a
+    ``x.shape = s`` / ``x.dtype = t`` changed the owner in place (its examples are then not
+    what ``layers`` describes)."""
+
+    layers: tuple[tuple[Any, int], ...]
+    changed: bool
+
+
+def foreign_owner_view(x: BatchedTensor) -> BatchedTensor:
+    """``x.view()`` whose examples, as the loop's ``np.from_dlpack(example)``, are arrays that
+    do not own their memory and whose base is not an array: a view made of one later has it
+    as its base (``owner_of_view``)."""
+    y: BatchedTensor = x.view()
+    if scalar_per_example(x) or type(innermost_array(y)) is not np.ndarray:
+        return y
+    if x.ndim == 0:
+        y._array0d = True  # a 0-d array per example, as x is
+    chain = [y]
+    while type(chain[-1]._value) is BatchedTensor:
+        chain.append(chain[-1]._value)
+    phys = chain[-1]._value
+    # two views of the stop's type: NumPy's collapse stops where the base's type differs
+    stop = phys.view(BaseStop).view(BaseStop)
+    stop.layers = tuple((weakref.ref(t._level), t._bdim) for t in reversed(chain))
+    stop.changed = False
+    chain[-1]._value = stop.view(np.ndarray)
+    return y
+
+
+def innermost_array(x: BatchedTensor) -> Any:
+    """The physical array under every level of ``x``."""
+    v = x._value
+    while type(v) is BatchedTensor:
+        v = v._value
+    return v
+
+
+def _stop_above(phys: Any) -> BaseStop | None:
+    """The BaseStop below ``phys``: ``phys`` is the owner's physical array (its base is the
+    stop) or a view of it (its base is the owner's array)."""
+    b = getattr(phys, "base", None)
+    if type(b) is BaseStop:
+        return b
+    if type(b) is np.ndarray and type(b.base) is BaseStop:
+        return b.base
+    return None
+
+
+def _alive(stop: BaseStop) -> bool:
+    """Are the owner's levels open (it was made in this pass, not by an inner vmap that has
+    returned: the loop's inner vmap returns a stacked array of its own)?"""
+    for ref, _ in stop.layers:
+        level = ref()
+        if level is None or not level.alive:
+            return False
+    return True
+
+
+def foreign_memory(phys: Any) -> bool:
+    """Is ``phys`` the physical array of an owner of a BaseStop of open levels, or a view of
+    one? Its examples do not own their memory in the loop."""
+    if type(phys) is not np.ndarray:
+        return False
+    stop = _stop_above(phys)
+    return stop is not None and _alive(stop)
+
+
+def note_in_place_change(x: BatchedTensor) -> None:
+    """``x.shape = s`` / ``x.dtype = t`` on the owner of a BaseStop (or on a view of it that
+    stands for the same examples): its views' base is no longer known."""
+    stop = _stop_above(innermost_array(x))
+    if stop is not None:
+        stop.changed = True
+
+
+def owner_of_view(phys: Any) -> BatchedTensor | None:
+    """For a physical array that views the owner of a BaseStop: the owner, each example the
+    loop's base of the view's example (its ``base``); None where that is not known."""
+    b = getattr(phys, "base", None)
+    if type(phys) is not np.ndarray or type(b) is not np.ndarray \
+            or type(b.base) is not BaseStop:
+        return None
+    stop: BaseStop = b.base
+    if stop.changed or not _alive(stop):
+        return None
+    owner: Any = b
+    for ref, bdim in stop.layers:
+        owner = new_batched(owner, bdim, ref())
+        if owner._value.ndim == 1:
+            owner._array0d = True  # from_dlpack's result: an array, never a NumPy scalar
+    return cast(BatchedTensor, owner)
 
 
 def _holds_batched(key: Any) -> bool:
@@ -1194,7 +1296,7 @@ def plain_array(x: NDArray[Any], what: str) -> NDArray[Any]:
         f"plain array.")
 
 
-def _compat_namespace(frame: Any) -> Any:
+def compat_namespace(frame: Any) -> Any:
     """Where array-api-compat's ``array_namespace`` asks a NumPy-backed value for its
     namespace (``frame``: the caller of ``__array_namespace__``): the namespace that copy of
     array-api-compat gives a NumPy array, its ``numpy`` wrapper, unless the call asked for

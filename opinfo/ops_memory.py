@@ -80,6 +80,21 @@ def _base_is_caller(x):
     return x.base is not None and x.base is x[...].base
 
 
+def _base_from_dlpack(x):
+    # np.from_dlpack's result does not own its memory and its base is a capsule, at which
+    # NumPy's collapse stops: a view of it has it as its base
+    b = np.from_dlpack(x.copy())
+    v = np.transpose(b)[..., :2]
+    return (b.flags.owndata, v.flags.owndata, v.base.shape, v.base.size, v.base.itemsize,
+            v.base * 1)
+
+
+def _array_shapes(rng, dtype):
+    for sample in _shapes(rng, dtype):
+        if sample.name != "()":  # (a NumPy scalar per example: no __dlpack__ in the loop)
+            yield sample
+
+
 # ---- setflags ---------------------------------------------------------------------------------
 def _read_only_copy(x):
     y = x.copy()
@@ -351,6 +366,8 @@ OPS = [
     OpInfo("ndarray.base", _base, _shapes, "rule", covers=ndarray_base, skip_nested=_MEMORY),
     OpInfo("ndarray.base.caller", _base_is_caller, _shapes, "rule", covers=ndarray_base,
            skip_nested=_MEMORY),
+    OpInfo("ndarray.base.from_dlpack", _base_from_dlpack, _array_shapes, "rule",
+           dtypes=(np.float64, np.int32, np.uint8), covers=ndarray_base),
     OpInfo("ndarray.setflags", _read_only_copy, _setflags_samples, "rule",
            covers=ndarray_setflags),
     OpInfo("ndarray.setflags.attribute", _read_only_attribute, _setflags_samples, "rule",

@@ -25,7 +25,8 @@ from ..plumbing import innermost
 from ..registry import batch_rule
 from ..tensor import (BatchedTensor, ndarray_base, ndarray_byteswap, ndarray_flags,
                       ndarray_getfield, ndarray_resize, ndarray_setflags, ndarray_strides,
-                      ndarray_view, new_batched, scalar_per_example)
+                      ndarray_view, foreign_memory, new_batched, owner_of_view,
+                      scalar_per_example)
 from ._helpers import logical_shape, move_bdim_to_front
 from .views import example_layout, example_strides, is_contiguous
 
@@ -63,12 +64,41 @@ def allocated_strides(shape: tuple, strides: tuple, itemsize: int) -> tuple:
 
 
 def loop_base(phys):
-    """The ``base`` NumPy gives a view of ``phys``: its first array that owns its memory, or
-    the first object that is not an array (NumPy never keeps a chain of views)."""
+    """The ``base`` NumPy gives a view of ``phys``, collapsing the chain as NumPy does: down
+    from ``phys`` to the first array that owns its memory, has no base, or whose base is not
+    an array (a ``from_dlpack`` array's capsule, ``frombuffer``'s bytes: NumPy stops at that
+    array). Another backend's view (CuPy's) has the array owning the memory as its base.
+
+    None where NumPy would stop at an array whose base is an ndarray of another type (a
+    memmap): the answer then depends on the type of the loop's example, which is the caller's
+    memmap where vmap batched a plain view of it (``tensor.plain_array``)."""
     b = phys
-    while isinstance(b, np.ndarray) and not b.flags.owndata and b.base is not None:
-        b = b.base
+    if not isinstance(phys, np.ndarray):
+        while getattr(b, "base", None) is not None:
+            b = b.base
+        return b
+    while not b.flags.owndata:
+        nxt = b.base
+        if nxt is None or not isinstance(nxt, np.ndarray):
+            break
+        if type(nxt) is not type(phys):
+            return None
+        b = nxt
     return b
+
+
+def _callers_object(obj: Any) -> bool:
+    """Is ``obj`` an input of a live level or an object down an input's chain of bases (an
+    object of the caller's, which the loop's examples may hold as their base)?"""
+    for level in active_levels():
+        for x in level.inputs:
+            while hasattr(x, "_level"):  # a BatchedTensor of an outer level
+                x = x._value
+            while x is not None:
+                if x is obj:
+                    return True
+                x = getattr(x, "base", None)
+    return False
 
 
 def example_owns_memory(x: BatchedTensor, what: str) -> bool:
@@ -81,10 +111,14 @@ def example_owns_memory(x: BatchedTensor, what: str) -> bool:
     if scalar_per_example(x):
         return True
     phys = innermost(x)
-    if is_input_memory(phys):
+    if is_input_memory(phys) or foreign_memory(phys):  # (np.from_dlpack's result, its views)
         return False
     if getattr(phys, "base", None) is None:
         return True
+    raise _unknown_base(x, what)
+
+
+def _unknown_base(x: BatchedTensor, what: str) -> BatchingError:
     err: Any = BatchingError(  # (with the attributes of a refused conversion)
         f"{what} of a value computed inside the vmapped function that views other memory: "
         f"the loop's example may view another value made inside the function or own fresh "
@@ -94,15 +128,23 @@ def example_owns_memory(x: BatchedTensor, what: str) -> bool:
     err.batchtensor_conversion = True  # only a run per example knows: the rerun
     err.batchtensor_level = x._level
     err.batchtensor_what = f"{what} of a view made inside the function"
-    raise err
+    return err
 
 
 @batch_rule(ndarray_base, raw=True)
 def base_rule(level, args, kwargs):
     (x,) = args
+    owner = owner_of_view(innermost(x))  # a view of np.from_dlpack's result: that result
+    if owner is not None:
+        return owner
     if example_owns_memory(x, "x.base"):
         return None
-    return loop_base(innermost(x))  # the caller's array (the loop's examples view it)
+    found = loop_base(innermost(x))  # the caller's array (the loop's examples view it) ...
+    if found is not None and _callers_object(found):
+        return found
+    # ... unless NumPy's collapse stops at an array made inside the function (a view of
+    # another type, as a masked array's data): that array is the example's own
+    raise _unknown_base(x, "x.base")
 
 
 # ---- flags --------------------------------------------------------------------------------------
