@@ -74,7 +74,7 @@ from .dispatch import WRITES_FIRST_ARGUMENT, function_call
 from .foreign import PRIMITIVES
 from .levels import Level, active_levels, current_level
 from .registry import ALIASES
-from .tensor import BatchedTensor, new_batched
+from .tensor import BatchedTensor, compat_namespace, new_batched
 
 __all__ = ["LocalBuffer", "MAKERS", "LIKE_MAKERS", "SITE_MAKERS", "MakerSites", "WholeModule",
            "plain_of", "enter", "leave", "module_of", "learnt_modules", "learn_from"]
@@ -251,6 +251,14 @@ class LocalBuffer:
             self._array0d = True
 
     # ---- NumPy's protocols: the plain array, until a batched value is written --------------
+    def __array_namespace__(self, *, api_version: str | None = None) -> Any:
+        """As a BatchedTensor's: array-api-compat's ``numpy`` wrapper where that library asks,
+        the namespace it gives the plain array (and the batched values beside it)."""
+        ns = self._value.__array_namespace__(api_version=api_version)
+        if ns is np:
+            return compat_namespace(sys._getframe(1)) or ns
+        return ns
+
     def __array__(self, dtype=None, copy=None):
         if dtype is None and not copy:
             return self._value
@@ -1035,12 +1043,16 @@ _site_readers: dict[str, Any] = {}  # name -> the replacement installed in numpy
 def _site_reader(name: str, fallback: Any) -> Any:
     """``numpy.<name>`` while a vmap runs: where the caller's instruction is an open learnt
     site on this thread (``name = np.cumsum(x)``, whose result the code then read with a
-    batched index), a new array it returns is a buffer, as a maker's is; else ``fallback``'s
-    result as it is (NumPy's function, or another replacement of batchtensor's)."""
+    batched index), a new array it returns is a buffer, as a maker's is, and so is a
+    read-only view (``a = np.broadcast_to(a, shape)``, then ``a[mask]``: SciPy's
+    ``skewnorm.cdf``), which reads per example and is never promoted (a view); else
+    ``fallback``'s result as it is (NumPy's function, or another replacement of
+    batchtensor's)."""
 
     def call(*args, **kwargs):
         res = fallback(*args, **kwargs)
-        if _sites_open and type(res) is np.ndarray and res.base is None:
+        if _sites_open and type(res) is np.ndarray and (
+                res.base is None or not res.flags.writeable):
             active = getattr(_site_state, "active", None)
             if active:
                 f = sys._getframe(1)

@@ -54,6 +54,7 @@ PRIMITIVES: dict[Any, "Primitive"] = {}
 ONNX_LOWERINGS: dict[Any, tuple] = {}
 #: a package that, once imported, gets the rules of a module of ``batchtensor.rules``
 LAZY_RULES: dict[str, str] = {
+    "scipy._lib.array_api_extra": "array_api_extra",
     "scipy.fft": "scipy_fft",
     "scipy.linalg": "scipy_linalg",
     "scipy.ndimage": "scipy_ndimage",

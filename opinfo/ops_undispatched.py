@@ -48,6 +48,14 @@ def _full_like(rng, dtype):
     yield S((a(2, 3), a(3)), {"dtype": np.float32, "order": "F"}, "dtype= order=")
     yield S((a(2, 3), a(2)), {"shape": (3, 2)}, "shape=")
     yield S((a(2, 3), a(2)), {}, "fill does not broadcast (ValueError)")
+    yield S((a(4), a(1, 1, 4)), {}, "fill with leading unit axes")
+    yield S((a(4), a(4, 4)), {}, "fill of a higher rank (ValueError)")
+    # a prototype that is no argument of vmap's (unbatched at every level of a nested run):
+    # the result is batched wherever the fill is
+    proto = [[0.0, 1.0, 2.0], [3.0, 4.0, 5.0]]
+    yield S((proto, a()), {}, "list prototype")
+    yield S((proto, a(3)), {"order": "F"}, "list prototype, fill broadcast, order=F")
+    yield S((proto, a(2, 1)), {"shape": (4, 2, 3), "dtype": np.int32}, "list prototype, shape=")
 
 
 def _full(rng, dtype):

@@ -341,6 +341,30 @@ def test_array_api_compat_namespaces_make_buffers(name):
     assert xp.zeros is original
 
 
+@pytest.mark.parametrize("name", ["sklearn.externals.array_api_compat",
+                                  "scipy._lib.array_api_compat"])
+def test_a_buffer_answers_array_api_compat_s_namespace_as_the_batched_values(name):
+    """A buffer (``xp.asarray(1.0)`` of the namespace, plain until written) beside a batched
+    value: array-api-compat's ``array_namespace`` sees one namespace, as for the loop's two
+    NumPy arrays (scikit-learn's ``log_loss`` compares them with ``isclose``)."""
+    import importlib
+
+    try:
+        compat = importlib.import_module(name)
+    except ImportError:
+        pytest.skip(f"{name} is not installed (scikit-learn / SciPy, test extras)")
+    xp = importlib.import_module(name + ".numpy")
+
+    def f(x):
+        one = xp.asarray(1.0, dtype=x.dtype)
+        ns = compat.array_namespace(x, one)
+        return ns.where(x > one, x, one)
+
+    xs = RNG.normal(size=(4, 5)) + 1.0
+    got = bt.vmap(f, fallback="error")(xs)
+    np.testing.assert_array_equal(got, np.stack([f(x) for x in xs]))
+
+
 def test_sklearn_metrics_that_fill_an_array_api_buffer_are_vectorised():
     metrics = pytest.importorskip("sklearn.metrics", reason="scikit-learn is a test extra")
     y, p = RNG.normal(size=(4, 10)), RNG.normal(size=(4, 10))
@@ -821,6 +845,7 @@ def _at(x, idx):
 
 def test_ufunc_at_with_an_index_per_example_is_vectorised():
     idx = RNG.integers(-5, 5, size=(5, 4))
+    idx[0, 0] = 4  # (the out-of-bounds case below: index 7 first, whatever the draws)
     vectorised(_at, X, idx)
     vectorised(_at, X, idx[0], in_axes=(0, None))
     vectorised(_at, X.T, idx.T, in_axes=-1)

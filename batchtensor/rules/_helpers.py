@@ -15,7 +15,9 @@ import numpy as np
 from numpy.lib.array_utils import normalize_axis_index, normalize_axis_tuple
 
 from ..errors import BatchingError, DataDependentError, LoopFallback
-from ..plumbing import innermost
+from ..levels import active_levels
+from ..plumbing import innermost, scan_level, unwrap, wrap
+from ..tensor import BatchedTensor
 
 NoValue = np._NoValue
 
@@ -23,7 +25,8 @@ __all__ = ["NoValue", "given", "truthy", "move_bdim_to_front", "logical_rank", "
            "wrap_axes", "physical_axis", "as_array", "ensure_bdim", "pad_to_rank", "batch_size_of",
            "align_front", "align_pointwise", "logical_shape", "ndim_of", "dry_run", "read_only",
            "LoopFallback", "require", "batch_outermost", "shared_value", "clip_mode",
-           "any_example", "all_examples", "flat_rows"]
+           "any_example", "all_examples", "flat_rows", "levels_of", "plain_value",
+           "batched_as"]
 
 
 def given(v: Any) -> bool:
@@ -262,3 +265,43 @@ def clip_mode(mode: Any) -> str:
     except IndexError:
         return "raise"
     return "clip" if got == 2 else "wrap"
+
+
+# ---- plain arguments made batched where another argument is ------------------------------------
+# Library code that indexes or calls a method of a plain array with a batched argument
+# (``plain[cond]``, ``plain.searchsorted(batched)``) meets NumPy's conversion, which batchtensor
+# cannot intercept; a rule for the calling function makes such arguments broadcast views batched
+# at the same levels first, and runs the library's own code.
+
+def levels_of(values: Sequence[Any]) -> list:
+    """``(level, batch size)`` of every level one of ``values`` is batched at, the outermost
+    first."""
+    found: dict = {}
+    for x in values:
+        level = scan_level(x)
+        while level is not None:
+            x, bdim = unwrap(x, level)
+            found.setdefault(id(level), x.shape[bdim])
+            level = scan_level(x)
+    return [(lv, found[id(lv)]) for lv in active_levels() if id(lv) in found]
+
+
+def plain_value(x: Any, scalars: bool) -> bool:
+    """An unbatched array (also one the function made, a buffer; not a subclass: a broadcast
+    would drop a mask), or a scalar where ``scalars``, that ``np.broadcast_arrays`` makes a
+    plain array of."""
+    if type(x) is BatchedTensor:
+        return False
+    if isinstance(x, (bool, int, float, complex, np.generic)):
+        return scalars
+    return hasattr(x, "shape") and hasattr(x, "dtype") and not (
+        issubclass(type(x), np.ndarray) and type(x) is not np.ndarray)
+
+
+def batched_as(x: Any, levels: list, like: Any) -> Any:
+    """``x`` broadcast (a view) at each of ``levels`` (``levels_of``), the outermost first."""
+    if hasattr(x, "shape") and not isinstance(x, np.generic):
+        x = x[...]  # (a view; of a buffer, of the plain array it stands for)
+    for level, n in levels:
+        x = wrap(ensure_bdim(x, None, n, like=like), 0, level)
+    return x

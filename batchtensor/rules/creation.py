@@ -18,23 +18,48 @@
 from __future__ import annotations
 
 import operator
+from typing import Any
 
 import numpy as np
 
 from ..errors import BatchingError, DataDependentError
 from ..plumbing import innermost, scan_level, unwrap, wrap
 from ..registry import batch_rule, decomposition, is_physical_type
-from ..tensor import BatchedTensor
+from ..tensor import BatchedTensor, scalar_per_example
 from ._helpers import (LoopFallback, align_front, any_example, flat_rows, logical_rank,
                        logical_shape, move_bdim_to_front, pad_to_rank, require, shared_value,
                        wrap_axis)
-from .views import broadcast_examples, example_strides, is_contiguous
+from .views import broadcast_examples, example_layout, example_strides, is_contiguous
 
 
 def _shape_arg(shape) -> tuple:
     if isinstance(shape, (int, np.integer)):
         return (operator.index(shape),)
     return tuple(operator.index(d) for d in shape)
+
+
+def _example_order(a, a_bdim: int, order: str) -> str:
+    """K where ``a``'s batch axis is outermost in memory, so that keeping its layout gives
+    each example its own block, laid out as NumPy lays out one example's; else C or F, the
+    layout NumPy gives one example for K or A (for K: an input mapped along its last axis or
+    F-ordered, whose examples lie interleaved)."""
+    found = example_layout(a, compact=False)
+    if found is None:
+        return order
+    shape, strides = found
+    span = sum(abs(s) * (d - 1) for ax, (d, s) in enumerate(zip(shape, strides)) if ax != a_bdim)
+    if order == "K" and (shape[a_bdim] <= 1 or abs(strides[a_bdim]) > span):
+        return order
+    eshape, st = logical_shape(a, a_bdim), example_strides(a, a_bdim)
+    if st is None:
+        return "C"
+    size = a.dtype.itemsize
+    if is_contiguous(eshape, st, size, False):
+        return "C"
+    if is_contiguous(eshape, st, size, True):
+        return "F"
+    moving = [abs(s) for d, s in zip(eshape, st) if d > 1]  # K: the example's stride order
+    return "F" if order == "K" and moving == sorted(moving) and moving[0] < moving[-1] else "C"
 
 
 def _batched_like(make, a, a_bdim, n, dtype, order, subok, shape, device):
@@ -47,7 +72,9 @@ def _batched_like(make, a, a_bdim, n, dtype, order, subok, shape, device):
     if device is not None:
         kw["device"] = device
     if a_bdim is not None and shape is None and order in ("K", "A"):
-        return make(a, order=order, **kw), a_bdim
+        order = _example_order(a, a_bdim, order)
+        if order == "K":
+            return make(a, order=order, **kw), a_bdim
     if shape is not None:
         lshape = _shape_arg(shape)
     elif a_bdim is None:  # a plain array, a list, or a BatchedTensor of an outer level
@@ -83,6 +110,37 @@ def empty_like_rule(prototype, prototype_bdim, /, dtype=None, order="K", subok=T
                          device)
 
 
+def _order_like(a, order: Any) -> str:
+    """C or F: the layout NumPy gives a new array like the unbatched ``a`` with ``order``
+    K or A, as one example made alike shows (C where it is neither)."""
+    one = np.empty_like(a, order=order)
+    return "F" if one.flags.f_contiguous and not one.flags.c_contiguous else "C"
+
+
+def _fill_for(fill, lead: int, example: tuple):
+    """``fill`` (its first ``lead`` axes batch axes) as NumPy copies it into one example of
+    shape ``example``: leading unit axes past the example's rank dropped, other extra axes
+    refused (else they would meet the batch axis)."""
+    shape = tuple(fill.shape[lead:])
+    extra = len(shape) - len(example)
+    if extra <= 0:
+        return fill
+    if any(d != 1 for d in shape[:extra]):
+        raise ValueError(f"could not broadcast input array from shape {shape} into shape "
+                         f"{example}")
+    return np.reshape(fill, tuple(fill.shape[:lead]) + shape[extra:])
+
+
+def _on_levels_of(out, proto):
+    """An empty ``out`` made again batched at the outer levels ``proto`` is batched at (nested
+    vmaps), each outer example laid out as ``out`` is; ``out`` itself where its layout is
+    neither C nor F (the copy into it then refuses, and the function reruns)."""
+    for fortran, order in ((False, "C"), (True, "F")):
+        if is_contiguous(out.shape, out.strides, out.itemsize, fortran):
+            return np.empty_like(proto, dtype=out.dtype, order=order, shape=out.shape)
+    return out
+
+
 @batch_rule(np.full_like)
 def full_like_rule(a, a_bdim, fill_value, fill_value_bdim, dtype=None, order="K", subok=True,
                    shape=None, *, device=None):
@@ -97,12 +155,26 @@ def full_like_rule(a, a_bdim, fill_value, fill_value_bdim, dtype=None, order="K"
     # dtype, then one copy into it batch-first (as NumPy copies).
     n = fill_value.shape[fill_value_bdim] if fill_value_bdim is not None else a.shape[a_bdim]
     if dtype is None:
-        dtype = a.dtype if hasattr(a, "dtype") else np.result_type(a)
+        # (a list prototype: NumPy's empty_like tells its dtype; result_type reads a list as
+        # a structured dtype's fields)
+        dtype = a.dtype if hasattr(a, "dtype") else np.empty_like(a, shape=0).dtype
+    if a_bdim is None and not hasattr(a, "shape"):
+        # a list or scalar prototype: the result is made on the fill's backend, a's shape
+        shape, a = (np.shape(a) if shape is None else shape), fill_value
+    elif a_bdim is None and shape is None and order in ("K", "A"):
+        order = _order_like(a, order)
     out, out_bdim = _batched_like(np.empty_like, a, a_bdim, n, dtype, order, subok, shape,
                                   device)
+    if type(fill_value) is BatchedTensor and type(out) is not BatchedTensor and not (
+            isinstance(out, np.ndarray) and type(out) is not np.ndarray):
+        out = _on_levels_of(out, fill_value)  # a fill batched at outer levels that a is not
     target = move_bdim_to_front(out, out_bdim)
-    fill = fill_value if fill_value_bdim is None else pad_to_rank(
-        move_bdim_to_front(fill_value, fill_value_bdim), target.ndim - 1)
+    if fill_value_bdim is None:
+        fill = _fill_for(fill_value, 0, tuple(target.shape[1:]))
+    else:
+        fill = _fill_for(move_bdim_to_front(fill_value, fill_value_bdim), 1,
+                         tuple(target.shape[1:]))
+        fill = pad_to_rank(fill, target.ndim - 1)
     np.copyto(target, fill, casting="unsafe")
     return out, out_bdim
 
@@ -278,6 +350,8 @@ def _convert(level, a, *, dtype=None, copy=None, order=None, subok=True, ndmin=0
             x = np.expand_dims(x, tuple(range(1, 1 + k)))
         else:  # the first logical axis is physical axis 0
             x, bdim = np.expand_dims(x, tuple(range(k))), bdim + k
+    if not fresh and x is a._value and not scalar_per_example(a):
+        return a  # NumPy hands an array that needs no conversion back itself: `z is y`
     return wrap(x, bdim, level)
 
 
