@@ -125,6 +125,19 @@ def kendall_dis_samples(rng, dtype):
                       "int32 (refused)")
 
 
+def cdf_distance_samples(rng, dtype):
+    """``_cdf_distance(p, u, v, u_weights, v_weights)``: distributions of other sizes, ties,
+    weights on one side or both (the sweep's unbatched variants give a plain distribution
+    beside a batched one, the case its rule is for)."""
+    u, v = make_array(rng, (7,), dtype), make_array(rng, (5,), dtype)
+    wu, wv = rng.uniform(0.5, 2.0, 7), rng.uniform(0.5, 2.0, 5)
+    yield SampleInput((1, u, v), {}, "p=1")
+    yield SampleInput((2, u, v), {}, "p=2")
+    yield SampleInput((1, u, v, wu, wv), {}, "weights")
+    yield SampleInput((3, u, v, None, wv), {}, "p=3, weights on one side")
+    yield SampleInput((1, np.round(u / 4).astype(dtype), v[:1]), {}, "ties, one value")
+
+
 def _weigher(r):
     return 1.0 / (2.0 + r)
 
@@ -209,6 +222,7 @@ if stats is not None:
         foreign_op(_stats_py, "_weightedrankedtau", weightedrankedtau_samples,
                    dtypes=F + (np.int64,), **_TOL),
         foreign_op(_stats_py, "_toint64", toint64_samples, dtypes=F + (np.int64,)),
+        foreign_op(_stats_py, "_cdf_distance", cdf_distance_samples, dtypes=F, **_TOL),
         foreign_op(_stats_mstats_common, "siegelslopes_pythran", siegelslopes_samples,
                    dtypes=F, **_TOL),
         # (where SciPy's distribution kstwo calls them)

@@ -22,11 +22,12 @@ from scipy import stats
 from scipy.stats import (_continuous_distns, _ksstats, _morestats, _stats_mstats_common,
                          _stats_py)
 
-from ..plumbing import scan_level
+from ..plumbing import innermost, scan_level
+from ..registry import batch_rule
 from ..scalars import ARRAY_0D, Array0d
 from ..tensor import BatchedTensor
-from ._helpers import (align_front, batch_outermost, batch_size_of, logical_rank,
-                       logical_shape, require, truthy)
+from ._helpers import (align_front, batch_outermost, batch_size_of, batched_as, levels_of,
+                       logical_rank, logical_shape, plain_value, require, truthy)
 from ._kernels import (copy_c, each_example, examples, interleaved, kernel_call,
                        loop_c_contiguous, stacked)
 from ._scipy import call, front_axes, front_axis, scipy_rule, writes_into
@@ -200,8 +201,33 @@ def kolmogni_rule(n, n_bdim, q, q_bdim, cdf=True, cdf_bdim=None):
 for _op in (_kolmogn, _kolmognp, _kolmogni):
     ARRAY_0D[_op] = Array0d.ALWAYS  # np.nditer's allocated operand: a 0-d array per example
 
+# ---- _cdf_distance (wasserstein_distance, energy_distance) -------------------------------------
+_cdf_distance = _stats_py._cdf_distance
+
+
+@batch_rule(_cdf_distance, raw=True)
+def cdf_distance_rule(level, args, kwargs):
+    """SciPy's Python code runs on batched values as it is, but where one distribution is
+    plain and the other batched, ``u_values[u_sorter].searchsorted(all_values[:-1])`` is a
+    plain array's method given a batched argument, which NumPy converts. So the plain
+    arguments become broadcast views batched where the others are first: ``_cdf_distance``
+    only reads them and returns a new value."""
+    p, *arrays = args
+    batched = next((v for v in (*arrays, *kwargs.values()) if type(v) is BatchedTensor), None)
+    if batched is None:
+        return _cdf_distance(*args, **kwargs)
+    levels = levels_of([*arrays, *kwargs.values()])
+    like = innermost(batched)
+    arrays = [batched_as(v, levels, like) if v is not None and plain_value(v, False) else v
+              for v in arrays]
+    kwargs = {k: batched_as(v, levels, like) if v is not None and plain_value(v, False) else v
+              for k, v in kwargs.items()}
+    return _cdf_distance(p, *arrays, **kwargs)
+
+
 #: (module, name, kernel): ``batchtensor.foreign`` intercepts the kernel under that name there
-CALLED_AS = [(_morestats, "swilk", _swilk),
+CALLED_AS = [(_stats_py, "_cdf_distance", _cdf_distance),
+             (_morestats, "swilk", _swilk),
              (_stats_py, "_kendall_dis", _kendall_dis),
              (_stats_py, "_weightedrankedtau", _weightedrankedtau),
              (_stats_py, "_toint64", _toint64),
