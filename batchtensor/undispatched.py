@@ -24,6 +24,7 @@ from .dispatch import function_call
 from .levels import current_level
 from .plumbing import scan_level
 from .registry import ALIASES
+from .rules.ragged import is_ragged, vectorize_call
 from .rules.vectorize import VECTORIZE_CALL
 from .tensor import BatchedTensor
 
@@ -85,11 +86,15 @@ def _wrapper(name: str, params: tuple[str, ...]) -> Callable:
             for p, i in positions:
                 if i < len(args) and type(args[i]) is BatchedTensor:
                     return function_call(original, args, kwargs, args[i])
+                if i < len(args) and is_ragged(args[i]):  # (np.take(pi, x[m]): ragged.py)
+                    return args[i].__array_function__(original, (), args, kwargs)
             if kwargs:
                 for p in keywords:
                     v = kwargs.get(p)
                     if type(v) is BatchedTensor:
                         return function_call(original, args, kwargs, v)
+                    if is_ragged(v):
+                        return v.__array_function__(original, (), args, kwargs)
         return original(*args, **kwargs)
 
     return _dressed(call, name, f"hands a batched {' / '.join(params)} to batchtensor")
@@ -141,6 +146,8 @@ for _dotted, _param in SEQUENCES.items():
 def _vectorize_call(self: np.vectorize, *args: Any, **kwargs: Any) -> Any:
     """``np.vectorize``'s call, which hands batched arguments to the dispatcher
     (``rules.vectorize``) while a level is open on this thread."""
+    if any(is_ragged(v) for v in (*args, *kwargs.values())):  # (x[m]: rules/ragged.py)
+        return vectorize_call(self, VECTORIZE_CALL, args, kwargs)
     if current_level() is not None and config.intercept_numpy and (
             scan_level(args) is not None or (kwargs and scan_level(kwargs) is not None)):
         first = next((v for v in (*args, *kwargs.values()) if type(v) is BatchedTensor), None)

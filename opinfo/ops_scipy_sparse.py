@@ -3,8 +3,8 @@ coordinates and data: duplicate cells (summed in order), every data type SciPy s
 ``order``, a matrix of no entries, size-0 axes, a 1-d array, index arrays of another dtype;
 index arrays out of range raise as in the loop. COO's ``tocsr()`` / ``tocsc()`` (a
 ``BatchedCSR``), read as code reads it: its index arrays, sums, a product with a vector,
-``transpose``, ``astype``, ``power``, dense again; each example storing its own count of
-cells."""
+``transpose``, ``astype``, ``power``, dense again, ``scipy.sparse.find``; each example storing
+its own count of cells."""
 
 from __future__ import annotations
 
@@ -57,7 +57,13 @@ def coo_compressed(data, *coords, shape, to="tocsr", matrix=False):
     return (m.indptr, m.indices.sum(), m.sum(), np.ravel(m.sum(axis=0)),
             np.ravel(m.sum(axis=-1)), m.dot(v), m.transpose().toarray(),
             m.astype(np.complex128).toarray(order="F"), m.power(3).toarray(),
-            (m.data * 2).sum())
+            (m.data * 2).sum(), *_found(sparse.find(m)))
+
+
+def _found(found):
+    """``sparse.find``'s rows, columns and values, reduced (a count per example)."""
+    rows, cols, vals = found
+    return (rows * 7 + cols).sum(), (vals * (rows + 1)).sum(), rows.dtype.num, vals.dtype.num
 
 
 def compressed_samples(rng, dtype):

@@ -245,8 +245,8 @@ def test_small_batches(n):
 
 NO_BATCHED_MEANING = {
     "len": lambda x: len(x[x > 0]) * 1.0,
-    # the loop's Python int is a weak scalar: float32 * count stays float32
-    "size": lambda x: x[x > 0].size * np.float32(2),
+    # a Python int times the loop's Python int stays a Python int (a NumPy value: weak)
+    "size": lambda x: x[x > 0].size * 2,
     "np.size": lambda x: (np.size(x[x > 0]) + 1) / 2,
     "shape": lambda x: x[x > 0].shape[0] * 1.0,
     "index": lambda x: x[x > 0][0] if (x > 0).any() else 0.0,

@@ -18,18 +18,27 @@ elements in order, as the loop pairs them; a per-example value is repeated per e
 ``x[m] = r`` is one boolean scatter: ``x[m]`` lists its elements in the same order. Reductions
 over the selection are segment reductions (``ufunc.reduceat``) or, where NumPy's own
 semantics are easier to keep on a rectangle (mean, var, median, argmin, cumsum), run on the
-selection padded to ``(B, L, *rest)`` with ``where=`` or a padding that cannot win.
+selection padded to ``(B, L, *rest)`` with ``where=`` or a padding that cannot win. A float
+sum is always the rectangle's: NumPy adds each example's contiguous array pairwise, which the
+masked reduction of its valid prefix repeats bit for bit (``reduceat`` adds in another order).
+
+``np.dot`` of two integer selections with the same counts is each example's sum of products;
+``np.take(a, i)`` by a selection of indices gathers each example's own ``a`` (a selection with
+``i``'s counts: ``pi.take(nzx)`` after ``scipy.sparse.find``); ``np.vectorize`` with
+``otypes`` calls its function once per selected element.
 
 ``x[m].shape[0]`` is a ``Count``: each example's count, which answers its truth
 (``if tp.shape[0]:``, as scikit-learn's ``multilabel_confusion_matrix`` asks: examples that
 disagree split into groups, as at any ``if``) and converts where every example holds the same
 count; ``len(x[m])`` answers only where its result is used for nothing but its truth
-(``diagnostics.only_truth_tested``). ``np.bincount`` of a selection counts each example's
-elements, where every example has as many bins.
+(``diagnostics.only_truth_tested``). In arithmetic with a NumPy value the count is the loop's
+weak Python int (``x[m].shape[0] * np.sum(d ** 2)`` has the sum's dtype). ``np.bincount`` of
+a selection counts each example's elements, where every example has as many bins.
 
-Every other use (arithmetic on ``len`` or the count, an index, ``np.sort``, returning it from
-the function) has no batched meaning: it raises DataDependentError naming the op, which the
-whole-function fallback turns into a per-example run of the function.
+Every other use (arithmetic on ``len``, the count with a Python number, an index,
+``np.sort``, returning it from the function) has no batched meaning: it raises
+DataDependentError naming the op, which the whole-function fallback turns into a per-example
+run of the function.
 """
 
 from __future__ import annotations
@@ -49,7 +58,7 @@ from ..registry import slots
 from ..tensor import BatchedTensor, batch_axes_in_front, new_batched
 from ._helpers import NoValue, dry_run, given, move_bdim_to_front
 
-__all__ = ["Ragged", "Count", "select", "write_selection", "is_ragged"]
+__all__ = ["Ragged", "Count", "select", "write_selection", "is_ragged", "vectorize_call"]
 
 
 def is_ragged(x: Any) -> bool:
@@ -70,7 +79,9 @@ def _plain(v: Any) -> bool:
 
 
 def _counts(mf: Any) -> Any:
-    return np.sum(np.reshape(mf, (mf.shape[0], -1)), axis=1, dtype=np.intp)
+    # (the row length spelt out: a reshape of no examples to (0, -1) is ambiguous to NumPy)
+    return np.sum(np.reshape(mf, (mf.shape[0], math.prod(mf.shape[1:]))), axis=1,
+                  dtype=np.intp)
 
 
 def _in_front(v: Any, vb: int | None, level: Level) -> tuple[Any, tuple]:
@@ -208,7 +219,8 @@ class Ragged:
     def size(self) -> Count:
         """Each example's element count, a ``Count``: the loop has a Python int, which
         promotes as a weak scalar (``size * np.float32(2)`` is float32), which no batched
-        integer does, so only its truth and a count every example shares have a meaning."""
+        integer does: its truth, a count every example shares and arithmetic with a NumPy
+        value (``Count``) have a meaning."""
         return Count(self, math.prod(self._rest()))
 
     @property
@@ -311,6 +323,9 @@ class Ragged:
         if method == "accumulate":
             return _accumulate(ufunc, inputs, kwargs)
         name = f"np.{ufunc.__name__}"
+        if ufunc is np.matmul and method == "__call__" and len(inputs) == 2 and \
+                set(kwargs) <= {"out"}:
+            return _dot(*inputs, out=kwargs.get("out"))
         if method != "__call__" or ufunc.signature is not None or "where" in kwargs:
             raise self.no_batched_meaning(f"{name}.{method}" if method != "__call__" else name)
         out = kwargs.pop("out", None)
@@ -363,6 +378,8 @@ class Ragged:
         inner = tuple(a for a in axes if a)
         if dtype is None:  # NumPy's result dtype for this reduction (np.sum of int8: int64)
             dtype = vals.dtype if ufunc.identity is None else ufunc.reduce(vals[:0], axis=0).dtype
+        if ufunc is np.add and np.dtype(dtype).kind in "fc":
+            return self._float_sum(axes, keepdims, np.dtype(dtype), initial)
         if inner:
             vals = ufunc.reduce(vals, axis=inner, dtype=dtype, keepdims=True)
         n_total = vals.shape[0]
@@ -382,6 +399,38 @@ class Ragged:
         else:
             res = np.reshape(res, res.shape[:1] + tuple(
                 d for i, d in enumerate(res.shape[1:]) if i + 1 not in axes))
+        return self.wrap(res)
+
+    def _float_sum(self, axes: tuple, keepdims: bool, dtype: np.dtype, initial: Any) -> Any:
+        """A float sum over the selection, as the loop's ``np.sum`` of each example's fresh
+        contiguous array adds: pairwise along a contiguous run (``reduceat`` adds in another
+        order). NumPy's masked reduction of the padded selection adds each example's prefix
+        of valid elements as that run: over the count axis alone (rows added in order) or over
+        every axis (the example flattened, one run). A cast (``dtype=``) buffers the loop's
+        run in chunks of ``np.getbufsize()`` elements, each added pairwise: one chunk only."""
+        rest = self._rest()
+        every = axes == tuple(range(self.ndim))
+        if not (every or axes == (0,)):
+            raise self.no_batched_meaning("a float sum over the count axis and some others")
+        vals = self.values
+        if vals.dtype != dtype:
+            n = self.counts.shape[0]
+            if n and int(np.max(self.counts)) * math.prod(rest) > np.getbufsize():
+                raise self.no_batched_meaning("a float sum with a cast of more elements than "
+                                              "NumPy's buffer")
+            vals = vals.astype(dtype)
+        data, valid = self._like(vals).padded(0)
+        where = np.reshape(valid, valid.shape + (1,) * len(rest))
+        extra = {"initial": initial} if given(initial) else {}
+        if every:
+            b = data.shape[0]
+            n = math.prod(data.shape[1:])  # (not -1: ambiguous where b is 0)
+            data = np.reshape(data, (b, n))
+            where = np.reshape(np.broadcast_to(where, valid.shape + rest), (b, n))
+        res = np.add.reduce(data, axis=1, where=where, **extra)
+        if keepdims:
+            res = np.reshape(res, res.shape[:1] + (1,) * self.ndim) if every else \
+                np.expand_dims(res, 1)
         return self.wrap(res)
 
     def _reduce(self, ufunc, name: str, axis, keepdims, dtype=None, initial=NoValue) -> Any:
@@ -527,9 +576,11 @@ class Count:
     loop has a Python int.
 
     What has the loop's meaning: its truth (``if x[m].shape[0]:``: every example's count
-    tested, as at any ``if`` on a batched value), and ``int()`` / ``operator.index()`` where
-    every example holds the same count (as for any batched count). Everything else
-    (arithmetic, comparisons, hashing) has no batched meaning: DataDependentError."""
+    tested, as at any ``if`` on a batched value), ``int()`` / ``operator.index()`` where
+    every example holds the same count (as for any batched count), and arithmetic with a
+    NumPy value (``x[m].shape[0] * np.sum(d ** 2)``), in which the loop's int is weak.
+    Everything else (arithmetic with Python numbers or another count, comparisons, hashing)
+    has no batched meaning: DataDependentError."""
 
     __slots__ = ("_of", "_per")
 
@@ -557,6 +608,21 @@ class Count:
 
     def _refuse(self, *args: Any) -> Any:
         raise self._of.no_batched_meaning("the selection's count used as a number")
+
+    def _weak(self, other: Any, ufunc: Any, reflected: bool) -> Any:
+        """``count op x`` with a NumPy value ``x`` (batched or not): the loop's Python int
+        takes ``x``'s dtype (NEP 50: ``n * np.float32(s)`` is float32; bool gives the default
+        int). A count that dtype does not hold exactly (the loop's OverflowError, a rounded
+        float) has no batched meaning."""
+        if not (type(other) is BatchedTensor or isinstance(other, (np.ndarray, np.generic))) \
+                or other.dtype.kind not in "biufc":
+            self._refuse()
+        counts = self._of.counts * self._per
+        cast = counts.astype(np.result_type(other.dtype, 0))
+        if not np.array_equal(cast, counts):
+            self._refuse()
+        n = self._of.wrap(cast)
+        return ufunc(other, n) if reflected else ufunc(n, other)
 
     __hash__ = _refuse  # type: ignore[assignment]
 
@@ -689,13 +755,19 @@ def _nan_reduction(name: str, fill: Any) -> Callable:
 
 def _diff(a, n=1, axis=-1, prepend=NoValue, append=NoValue):
     """``np.diff`` of each example's 1-d selection, with at most one element appended per
-    example (``np.diff(starts, append=size)``, as rank computations write it)."""
+    example (``np.diff(starts, append=size)``, as rank computations write it), or none (a
+    selection of one element fewer per example)."""
     if type(a) is not Ragged or a.ndim != 1 or n != 1 or axis not in (0, -1) \
             or prepend is not NoValue:
         raise _first_ragged((a, prepend, append)).no_batched_meaning("np.diff")
-    if append is NoValue:
-        raise a.no_batched_meaning("np.diff without append (one element fewer per example)")
     values = a.values
+    if append is NoValue:  # one element fewer per example: the pairs within an example
+        keep = np.ones(max(values.shape[0] - 1, 0), dtype=bool, like=values)
+        ends = a.starts + a.counts - 1
+        keep[ends[(a.counts > 0) & (ends < keep.shape[0])]] = False
+        diff = np.not_equal(values[1:], values[:-1]) if values.dtype == np.bool_ else \
+            values[1:] - values[:-1]
+        return Ragged(a._levels, diff[keep], np.maximum(a.counts - 1, 0), a._sizes)
     ends = (a.starts + a.counts - 1)[a.counts > 0]  # each (non-empty) example's last element
     if type(append) is BatchedTensor:  # one value per example, repeated per element
         per = a._operand(append, "np.diff(append=...)")
@@ -773,6 +845,84 @@ def _place(arr, mask, vals):
     arr[m] = vals
 
 
+def _per_example(r: Ragged, v: Any, what: str) -> Any:
+    """``v`` (batched at the selection's levels, or at none of them) as one row per example of
+    the selection: ``(examples, *v's shape)`` (a view where it can be)."""
+    if type(v) is BatchedTensor:
+        phys, have = batch_axes_in_front(v)
+        if not set(have) <= set(r._levels) or not _plain(phys):
+            raise r.no_batched_meaning(f"{what} with a value batched at another level")
+        phys = _aligned(phys, have, r._levels, r._sizes)
+    elif _plain(v):
+        phys = _aligned(v, (), r._levels, r._sizes)
+    else:
+        raise r.no_batched_meaning(what)
+    return np.reshape(phys, (math.prod(r._sizes),) + tuple(phys.shape[len(r._levels):]))
+
+
+def _take(a, indices, axis=None, out=None, mode="raise"):
+    """``np.take(a, i)`` by a selection of integer indices ``i`` (``pi.take(nzx)``, after
+    ``scipy.sparse.find``): each example's ``a`` (flattened for ``axis=None``) gathered at its
+    own indices, a selection with ``i``'s counts, of ``a``'s rows for ``axis=0``."""
+    r = indices
+    if type(r) is not Ragged or type(a) is Ragged or out is not None or r.ndim != 1 or \
+            r.dtype.kind not in "iu" or mode not in ("raise", "wrap", "clip"):
+        raise _first_ragged((a, indices)).no_batched_meaning("np.take of these arguments")
+    rows = _per_example(r, a, "np.take")
+    if axis is None:
+        rows = np.reshape(rows, (rows.shape[0], math.prod(rows.shape[1:])))
+    elif rows.ndim < 2 or normalize_axis_tuple(axis, rows.ndim - 1) != (0,):
+        raise r.no_batched_meaning("np.take along an axis other than the first")
+    size = rows.shape[1]
+    idx = r.values.astype(np.intp)
+    if mode == "wrap":
+        idx = np.mod(idx, size) if size else idx
+    elif mode == "clip":
+        idx = np.clip(idx, 0, size - 1)
+    if idx.shape[0] and (size == 0 or bool(np.any((idx < -size) | (idx >= size)))):
+        bad = idx[(idx < -size) | (idx >= size)][0]
+        raise IndexError(f"index {bad} is out of bounds for axis 0 with size {size}")
+    example = np.repeat(np.arange(rows.shape[0], like=idx), r.counts)
+    return r._like(rows[example, np.where(idx < 0, idx + size, idx)])
+
+
+def _dot(a, b, out=None):
+    """``np.dot`` (``inner``, ``vdot``, ``@``) of two 1-d selections with the same counts:
+    each example's sum of products, of integers or booleans only (any order of their sums
+    gives the loop's value; a float dot is BLAS's, whose order is its own)."""
+    r = _first_ragged((a, b))
+    if type(a) is not Ragged or type(b) is not Ragged or a.ndim != 1 or b.ndim != 1 or \
+            out is not None:
+        raise r.no_batched_meaning("np.dot of these arguments")
+    dtype = np.result_type(a.dtype, b.dtype)
+    if dtype.kind not in "biu":
+        raise r.no_batched_meaning("np.dot of float selections")
+    if dtype.kind == "b":
+        return np.any(np.logical_and(a, b))
+    prod = np.multiply(a.values, a._operand(b, "np.dot"), dtype=dtype)
+    return a._like(prod).sum(dtype=dtype)
+
+
+def vectorize_call(vec: Any, call: Callable, args: tuple, kwargs: dict) -> Any:
+    """``np.vectorize(pyfunc, otypes=...)(..., x[m], ...)`` (``call``: the class's own call):
+    ``pyfunc`` on each selected element, once, as in the loop (SciPy's ``apply_where`` hands
+    its selections to one). Without ``otypes`` (each example's first element decides the
+    output type) or with a ``signature``, or a selection it excludes, no batched meaning."""
+    r = _first_ragged((*args, *kwargs.values()))
+    excluded = vec.excluded
+    if not vec.otypes or vec.signature is not None or any(
+            type(v) in (Ragged, BatchedTensor) for k, v in (*enumerate(args), *kwargs.items())
+            if k in excluded):
+        raise r.no_batched_meaning("np.vectorize without otypes, with a signature, or "
+                                   "excluding a selection")
+
+    def operand(k: Any, v: Any) -> Any:
+        return r._operand(v, "np.vectorize") if k not in excluded and _holds_data(v) else v
+    res = call(vec, *[operand(k, v) for k, v in enumerate(args)],
+               **{k: operand(k, v) for k, v in kwargs.items()})
+    return tuple(r._like(x) for x in res) if type(res) is tuple else r._like(res)
+
+
 def _result_type(*arrays_and_dtypes):
     """``np.result_type``: each example's selection is an array (never 0-d), so its dtype
     answers (NEP 50: an array's dtype is never weak), as for a batched value."""
@@ -782,6 +932,7 @@ def _result_type(*arrays_and_dtypes):
 
 _FUNCTIONS: dict[Callable, Callable] = {
     np.result_type: _result_type,
+    np.dot: _dot, np.inner: _dot, np.vdot: _dot, np.take: _take,
     np.diff: _diff, np.repeat: _repeat, np.place: _place, np.bincount: _bincount,
     np.shape: lambda a: a.shape,
     np.sum: _method("sum"), np.prod: _method("prod"), np.any: _method("any"),
@@ -858,8 +1009,14 @@ setattr(Ragged, "__pos__", lambda self: np.positive(self))
 setattr(Ragged, "__abs__", lambda self: np.absolute(self))
 setattr(Ragged, "__invert__", lambda self: np.invert(self))
 setattr(Ragged, "__hash__", None)
-for _name in ("add", "sub", "mul", "truediv", "floordiv", "mod", "pow", "and", "or", "xor",
-              "lshift", "rshift", "matmul", "divmod"):
+setattr(Ragged, "__matmul__", _operator(np.matmul))
+setattr(Ragged, "__rmatmul__", _operator(np.matmul, reflected=True))
+for _name, _ufunc in [("add", np.add), ("sub", np.subtract), ("mul", np.multiply),
+                      ("truediv", np.true_divide), ("floordiv", np.floor_divide),
+                      ("mod", np.remainder), ("pow", np.power)]:
+    setattr(Count, f"__{_name}__", lambda self, other, u=_ufunc: self._weak(other, u, False))
+    setattr(Count, f"__r{_name}__", lambda self, other, u=_ufunc: self._weak(other, u, True))
+for _name in ("and", "or", "xor", "lshift", "rshift", "matmul", "divmod"):
     setattr(Count, f"__{_name}__", Count._refuse)
     setattr(Count, f"__r{_name}__", Count._refuse)
 for _name in ("lt", "le", "gt", "ge", "eq", "ne", "neg", "pos", "abs", "invert", "round",

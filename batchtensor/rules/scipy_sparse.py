@@ -24,8 +24,11 @@ and ``transpose`` shares the matrix's attributes, as SciPy's does; SciPy's ``_wi
 SciPy's own on those attributes: it works where batchtensor batches the NumPy calls it makes
 and makes vmap rerun the function where it reaches compiled code. Once an attribute is
 assigned or written into (its bytes are checked at each of those methods), the dense matrix
-is dropped and the methods are SciPy's. The rest (CSR built from ``(data, (i, j))``,
-``find``) runs per example. Loaded by ``batchtensor.foreign`` once ``scipy.sparse`` is imported.
+is dropped and the methods are SciPy's. ``scipy.sparse.find`` of such a matrix gives each
+example's rows, columns and values of its nonzero entries (selections of its dense matrix,
+ragged where the counts differ: scikit-learn's mutual information). The rest (CSR built from
+``(data, (i, j))``) runs per example. Loaded by ``batchtensor.foreign`` once ``scipy.sparse``
+is imported.
 """
 
 from __future__ import annotations
@@ -33,7 +36,8 @@ from __future__ import annotations
 from typing import Any
 
 import numpy as np
-from scipy.sparse import _coo, _sputils, csc_array, csc_matrix, csr_array, csr_matrix, spmatrix
+import scipy.sparse
+from scipy.sparse import _compressed, _coo, _sputils, csc_array, csc_matrix, csr_array, csr_matrix, spmatrix
 
 from ..dispatch import function_call
 from ..errors import note_refusal
@@ -47,6 +51,8 @@ __all__ = ["coo_todense", "METHODS", "CONVERTERS", "BatchedCSR", "BatchedMatrix"
            "batched_compressed"]
 
 _toarray = vars(_coo._coo_base)["toarray"]
+_cs_toarray = vars(_compressed._cs_matrix)["toarray"]
+_find = vars(scipy.sparse)["find"]
 _tocsr = vars(_coo._coo_base)["tocsr"]
 _tocsc = vars(_coo._coo_base)["tocsc"]
 
@@ -89,6 +95,36 @@ def toarray(self: Any, order: Any = None, out: Any = None) -> Any:
 
 
 toarray.__doc__ = _toarray.__doc__
+
+
+def cs_toarray(self: Any, order: Any = None, out: Any = None) -> Any:
+    """CSR's and CSC's ``toarray`` where ``indptr``, ``indices`` or ``data`` are batched
+    (scikit-learn's ``label_binarize`` builds a CSR from them): ``coo_todense`` of each
+    entry's row and column. SciPy's compiled ``csr_todense`` adds the entries of each major
+    index (row of a CSR) in their order into zeros, and ignores those outside
+    ``indptr[0]:indptr[-1]``; here each entry's major index is where ``indptr`` places it
+    and an entry outside adds zero (``+0.0``, ``False``: no value changes). Only where SciPy
+    fills its array without converting the format first (a CSR in C order, a CSC in F order,
+    the defaults): a conversion would sum duplicates in another order."""
+    natural = "C" if self.format == "csr" else "F"
+    batched = scan_level((self.indptr, self.indices, self.data)) is not None
+    if not batched or out is not None or order not in (None, natural) or self.ndim != 2 or \
+            self.dtype.type not in _sputils.supported_dtypes or \
+            any(is_ragged(v) for v in (self.indptr, self.indices, self.data)):
+        return _cs_toarray(self, order, out)
+    nnz = self.data.shape[0]
+    k = np.arange(nnz, dtype=self.indptr.dtype)
+    n_major = self.shape[0 if natural == "C" else 1]
+    major = np.searchsorted(self.indptr, k, side="right") - 1
+    inside = (major >= 0) & (major < n_major)
+    major = np.clip(major, 0, max(n_major - 1, 0))
+    minor = np.where(inside, self.indices, 0)
+    data = np.where(inside, self.data, np.zeros((), dtype=self.dtype))
+    coords = (major, minor) if natural == "C" else (minor, major)
+    return coo_todense(coords, data, tuple(self.shape), self.dtype, natural == "F")
+
+
+cs_toarray.__doc__ = _cs_toarray.__doc__
 
 def _refuse(value: Any, what: str) -> Any:
     """The error of a refused conversion of ``value``'s level (vmap reruns the function once
@@ -305,6 +341,30 @@ def tocsc(self: Any, copy: bool = False) -> Any:
 tocsr.__doc__, tocsc.__doc__ = _tocsr.__doc__, _tocsc.__doc__
 
 
+def find(A: Any) -> Any:
+    """``scipy.sparse.find`` of a ``BatchedCSR``: each example's stored entries that are not
+    zero, by row then column (the order of SciPy's canonical COO), as selections of the
+    dense matrix by that mask (ragged where the examples hold other counts), in the dtypes
+    SciPy's own ``find`` gives a matrix of this class, index dtype and shape."""
+    live = A._live() if isinstance(A, BatchedCSR) else None
+    if live is None:
+        return _find(A)
+    dense, stored = live
+    m, n = A.shape
+    idx = A.indices.dtype
+    k = 1 if m and n else 0  # (one entry, as SciPy's index dtypes may read the contents)
+    indptr = np.zeros((m if A.format == "csr" else n) + 1, dtype=idx)
+    indptr[1:] = k
+    base = next(b for b in _SUBCLASSES if isinstance(A, b))
+    probe = base((np.ones(k, dtype=A.dtype), np.zeros(k, dtype=idx), indptr), shape=(m, n))
+    dtypes = [v.dtype for v in _find(probe)]
+    keep = np.logical_and(stored, dense != 0)
+    ones = np.ones_like(keep, dtype=np.intp)
+    rows = np.cumsum(ones, axis=0, dtype=np.intp) - 1
+    cols = np.cumsum(ones, axis=1, dtype=np.intp) - 1
+    return tuple(v[keep].astype(t) for v, t in zip((rows, cols, dense), dtypes))
+
+
 class BatchedMatrix:
     """What an ``spmatrix``'s sum over an axis gives each example: a 2-d ``np.matrix``, which
     no batch holds (a matrix is always 2-d; its ``*`` multiplies matrices, a row of it is a
@@ -375,8 +435,10 @@ def _convert_matrix(name: str, original: Any, value: BatchedMatrix, args: tuple,
     return _refuse(value.value, f"numpy.{name} of the np.matrix a sparse matrix's sum gives")
 
 
-#: class attributes ``batchtensor.foreign`` replaces while a vmap runs: (class, name, value)
-METHODS = [(_coo._coo_base, "toarray", toarray), (_coo._coo_base, "tocsr", tocsr),
-           (_coo._coo_base, "tocsc", tocsc)]
+#: attributes ``batchtensor.foreign`` replaces while a vmap runs: (class or module, name,
+#: value); ``find`` in ``scipy.sparse``, where code calls it (``sp.find``)
+METHODS = [(_coo._coo_base, "toarray", toarray), (_compressed._cs_matrix, "toarray", cs_toarray),
+           (_coo._coo_base, "tocsr", tocsr),
+           (_coo._coo_base, "tocsc", tocsc), (scipy.sparse, "find", find)]
 #: batched types of this module that NumPy's converting functions hand over (conversions.py)
 CONVERTERS = {BatchedMatrix: _convert_matrix}
