@@ -163,7 +163,7 @@ CASES = [
     ("convert_array", lambda: _not_intercepted(vm(lambda x: np.array(x), X)), TE, r"__array__"),
     ("convert_float", vm(lambda x: round(float(x[0]), 6) * 2, X), TE,
      r"float\(\) on a BatchedTensor"),
-    ("convert_int", vm(lambda x: int(x[0]), X), TE, r"int\(\) on a BatchedTensor"),
+    ("convert_int", vm(lambda x: int(x[0]) // 2, X), TE, r"int\(\) on a BatchedTensor"),
     ("convert_complex", vm(lambda x: complex(x[0]) * 2, X), TE,
      r"complex\(\) on a BatchedTensor"),
     ("convert_item", vm(lambda x: x[0].item() * 2, X), TE, r"\.item\(\) on a BatchedTensor"),

@@ -182,7 +182,7 @@ def _plain_buffer_in_use(x):
 
 
 def _python_math(x):
-    return math.sqrt(abs(float(x.sum()))) * x
+    return math.floor(abs(float(x.sum()))) * x  # (math.sqrt of a float() stays vectorised)
 
 
 def _range_of_mask(x):
@@ -211,7 +211,7 @@ def _unique_count(x):
 
 RERUNS = {
     "buffer with a view in use": (_plain_buffer_in_use, "a batched value is converted"),
-    "math.sqrt(float(x))": (_python_math, "a batched value is converted"),
+    "math.floor(float(x))": (_python_math, "a batched value is converted"),
     "range(len(x[mask]))": (_range_of_mask, "depends on the data"),
     "tolist and item": (_item_and_tolist, "a batched value is converted"),
     "np.unique size": (_unique_count, "depends on the data"),

@@ -116,6 +116,8 @@ WEAK = {
     "stored first": lambda x: (lambda s: s)(float(x.sum())) * 2,
     "finally": _finally,
     "a callable named float": lambda x: _float(x.sum()),
+    "int of a float": lambda x: int(x.sum()),  # (a weak int: batchtensor/pyfloat.py)
+    "math.sqrt of a batched value": lambda x: math.sqrt(x.sum() ** 2),
 }
 
 
@@ -129,11 +131,11 @@ def test_a_python_scalar_used_otherwise_is_a_weak_float(name):
 
 
 RERUN = {
-    "int of a float": lambda x: int(x.sum()),
+    "an int used where it refuses": lambda x: int(x.sum()) // 2,
     "item with an index": lambda x: x.item(0),
-    # math.sqrt's compiled code calls float() inside a call that is returned as it is: the
+    # math.floor's compiled code calls float() inside a call that is returned as it is: the
     # stand-in must never reach it (it would compute with a NaN)
-    "compiled code converting inside a returned call": lambda x: math.sqrt(x.sum() ** 2),
+    "compiled code converting inside a returned call": lambda x: math.floor(x.sum() ** 2),
     "a weak float used where it refuses": lambda x: float(x.sum()) // 2,
 }
 
