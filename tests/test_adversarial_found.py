@@ -966,7 +966,7 @@ def test_convolve_and_correlate_with_inf_and_nan_match_the_loop(op, mode, dtype)
 def test_chunks_and_a_returned_argument_written_example_after_example(chunk_size, rerun_first):
     def f(total, x):
         if rerun_first:
-            float(x[0])  # a conversion: the first pass stops here, before the write
+            x[0].item()  # a conversion: the first pass stops here, before the write
             total += x  # (in a vectorised pass: a value per example into shared state)
         else:
             total += 1.0  # accumulates: the loop adds it once per example
@@ -1291,3 +1291,35 @@ def test_inplace_operator_with_no_example_writes_nothing():
         a0, np.ones((0, 6), bool), a2)
     assert got.shape == (0, 6) and got.dtype == np.float64
     np.testing.assert_array_equal(a0, [0.18, -0.51, 0.04, 0.54, -3.99, -0.26])
+
+
+# scipy.ndimage's one-axis filters check the input's dtype before the axis: a 0-d complex
+# example raises SciPy's TypeError in the loop, and the rule's axis check raised an AxisError
+def test_one_axis_filter_of_a_0d_complex_example_raises_scipy_s_error():
+    ndimage = pytest.importorskip("scipy.ndimage", reason="the SciPy rules need the scipy extra")
+
+    def f(a):
+        ndimage.minimum_filter1d(a, 2)
+        return a
+
+    xs = np.array([1 - 2j, 3 + 1j], np.complex64)
+    with pytest.raises(TypeError, match="Complex type not supported"):
+        loop_vmap(f)(xs)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", bt.PerformanceWarning)
+        with pytest.raises(TypeError, match="Complex type not supported"):
+            bt.vmap(f)(xs)
+
+
+# A boolean selection with no examples at an outer level: its per-example counts reshaped the
+# mask to (0, -1), which NumPy cannot resolve for an empty array (scipy's apply_where, nested)
+def test_a_mask_selection_with_no_outer_examples():
+    def f(m, x):
+        return x[m].sum()
+
+    ms, xs = np.zeros((0, 3, 2), bool), np.zeros((0, 3, 2))
+    got = bt.vmap(bt.vmap(f))(ms, xs)
+    assert got.shape == (0, 3) and got.dtype == np.float64
+    ms, xs = np.zeros((0, 3), bool), np.zeros((0, 3))
+    got = bt.vmap(bt.vmap(f))(ms, xs)
+    assert got.shape == (0, 3) and got.dtype == np.float64

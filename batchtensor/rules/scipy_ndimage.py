@@ -104,7 +104,12 @@ def _axis_filter(name: str, first: str):
     def run(input, input_bdim, arg, axis, args, kwargs):
         require_no_output_array(kwargs.get("output", args[at] if len(args) > at else None),
                                 name)
-        ax = front_axis(axis, logical_rank(input, input_bdim))
+        try:
+            ax = front_axis(axis, logical_rank(input, input_bdim))
+        except np.exceptions.AxisError:  # SciPy checks other things first (a complex input)
+            dry_run(fn, logical_shape(input, input_bdim), input.dtype, arg, axis, *args,
+                    **kwargs)
+            raise
         return fn(front(input, input_bdim, None), arg, ax, *args, **kwargs), 0
 
     # the rule's second parameter must bear the filter's own name
