@@ -132,3 +132,28 @@ def strict_vmap(f: Callable, in_axes: Any = 0) -> Callable:
             warnings.simplefilter("error", bt.PerformanceWarning)
             return bt.vmap(f, in_axes=in_axes, fallback="error")(*args)
     return run
+
+
+def assert_same_bits(got: Any, want: Any) -> None:
+    """``assert_same``, and every float equal bit for bit (float arithmetic per example is
+    IEEE, as Python's: the weak floats of ``batchtensor.pyfloat``)."""
+    import batchtensor as bt
+
+    assert_same(got, want)
+    for g, w in zip(bt.pytree.flatten(got)[0], bt.pytree.flatten(want)[0]):
+        g, w = np.asarray(g), np.asarray(w)
+        if w.dtype.kind == "f":
+            np.testing.assert_array_equal(g.view(f"u{w.dtype.itemsize}"),
+                                          w.view(f"u{w.dtype.itemsize}"))
+
+
+def no_rerun(f: Callable, *args: Any, in_axes: Any = 0) -> Any:
+    """``bt.vmap(f, in_axes, fallback="error")(*args)`` with the per-op loop's warning an
+    error: the result of one vectorised pass."""
+    import warnings
+
+    import batchtensor as bt
+
+    with warnings.catch_warnings():
+        warnings.simplefilter("error", bt.PerformanceWarning)
+        return bt.vmap(f, in_axes, fallback="error")(*args)

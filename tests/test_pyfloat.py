@@ -15,7 +15,7 @@ import numpy as np
 import pyfloat_cases as cases
 import pyfloat_not_learnt
 import pytest
-from loop_reference import assert_same, loop_vmap, on_threads
+from loop_reference import assert_same, assert_same_bits, loop_vmap, no_rerun, on_threads
 
 import batchtensor as bt
 from batchtensor import pyfloat
@@ -29,20 +29,7 @@ def _xs(n, dtype=np.float64, k=5):
     return xs.astype(dtype) if np.dtype(dtype).kind == "f" else np.round(xs).astype(dtype)
 
 
-def _no_rerun(f, *args, in_axes=0):
-    with warnings.catch_warnings():
-        warnings.simplefilter("error", bt.PerformanceWarning)
-        return bt.vmap(f, in_axes, fallback="error")(*args)
-
-
-def _same_exactly(got, want):
-    """The loop's tree, dtypes and bits (float arithmetic per example is IEEE, as Python's)."""
-    assert_same(got, want)
-    for g, w in zip(bt.pytree.flatten(got)[0], bt.pytree.flatten(want)[0]):
-        g, w = np.asarray(g), np.asarray(w)
-        if w.dtype.kind == "f":
-            np.testing.assert_array_equal(g.view(f"u{w.dtype.itemsize}"),
-                                          w.view(f"u{w.dtype.itemsize}"))
+_same_exactly, _no_rerun = assert_same_bits, no_rerun  # (loop_reference's)
 
 
 def _vectorised_like_the_loop(f, *args, in_axes=0):
