@@ -24,7 +24,8 @@ import numpy as np
 
 from .levels import memory_root
 from .plumbing import innermost
-from .tensor import BatchedTensor, ndarray_astype, ndarray_fill, new_batched, scalar_per_example
+from .tensor import (BatchedTensor, ndarray_astype, ndarray_fill, ndarray_view, new_batched,
+                     scalar_per_example)
 
 __all__ = ["Array0d", "ARRAY_0D", "scalar_args", "detach_from_scalars", "mark_array0d",
            "refuse_scalar_targets", "scalar_sqrt_power"]
@@ -50,7 +51,7 @@ ARRAY_0D: dict[Any, Array0d] = {op: Array0d.ALWAYS for op in (
     np.lib.stride_tricks.sliding_window_view, np.broadcast_arrays)}
 ARRAY_0D.update({op: Array0d.ARRAY_IN for op in (
     np.reshape, np.squeeze, np.transpose, np.swapaxes, np.moveaxis, np.rollaxis, np.real,
-    np.imag, ndarray_astype)})
+    np.imag, ndarray_astype, ndarray_view)})
 ARRAY_0D[operator.getitem] = Array0d.ELLIPSIS
 # The order statistics return np.asarray(...) of a 0-d result when keepdims=True; the position
 # of keepdims among each one's positional parameters:

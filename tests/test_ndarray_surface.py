@@ -572,3 +572,19 @@ def test_plain_index_with_a_batched_key_reruns_or_raises_clearly():
     with warnings.catch_warnings():
         warnings.simplefilter("ignore", bt.PerformanceWarning)
         assert_same(bt.vmap(lambda i: P[i])(idx), loop_vmap(lambda i: P[i])(idx))
+
+
+@pytest.mark.parametrize("view", [lambda a: a.view(), lambda a: a.view(np.int64),
+                                  lambda a: a.view(np.ndarray), lambda a: a.T,
+                                  lambda a: a.reshape(()), lambda a: a[...]])
+def test_a_view_of_a_0d_array_example_is_a_0d_array_that_writes_through(view):
+    """``a.view()`` of a 0-d array per example is a 0-d array view in the loop, so ``v += 1``
+    writes into ``a``; it was a NumPy scalar per example, whose ``+=`` rebinds ``v``."""
+    def f(x):
+        a = np.array(x.sum())
+        v = view(a)
+        v += 1
+        return a, v
+
+    xs = np.arange(6.0).reshape(2, 3)
+    assert_same(bt.vmap(f, fallback="error")(xs), loop_vmap(f)(xs))
