@@ -54,6 +54,7 @@ from __future__ import annotations
 
 import ast
 import dis
+import functools
 import inspect
 import linecache
 import operator
@@ -63,7 +64,7 @@ import textwrap
 import threading
 import types
 from types import FrameType
-from typing import Any
+from typing import Any, Sequence
 
 import numpy as np
 
@@ -1194,9 +1195,12 @@ _PAIRS = {"LOAD_FAST_LOAD_FAST": ("LOAD_FAST", "LOAD_FAST"),
           "STORE_FAST_STORE_FAST": ("STORE_FAST", "STORE_FAST")}
 
 
-def _instructions(code: Any) -> list:
+@functools.lru_cache(maxsize=256)
+def _instructions(code: Any) -> tuple:
     """``code``'s instructions as ``(opname, opcode, arg, argval, offset)``, no caches, each
-    superinstruction as the two it stands for."""
+    superinstruction as the two it stands for. Kept per code object: a function that reruns
+    at every call (a write into an array vmap cannot learn) asks again each time, and
+    disassembling cost about 0.5 ms a call there (``bench/rerun.py``)."""
     out: list[tuple[str, int, Any, Any, int]] = []
     for ins in dis.get_instructions(code):
         pair = _PAIRS.get(ins.opname)
@@ -1205,10 +1209,10 @@ def _instructions(code: Any) -> list:
                 out.append((name, dis.opmap[name], 0, value, ins.offset))
         elif ins.opname != "CACHE":
             out.append((ins.opname, ins.opcode, ins.arg, ins.argval, ins.offset))
-    return out
+    return tuple(out)
 
 
-def _maker_call(instrs: list, k: int, numpy_names: set,
+def _maker_call(instrs: Sequence, k: int, numpy_names: set,
                 readers: set | None = None) -> int | None:
     """Where ``instrs[k]`` stores the result of a call ``np.<maker>(...)`` (``np`` a name in
     ``numpy_names``, no jump among the arguments): the index of the call's first
@@ -1311,7 +1315,7 @@ def _maker_sites(code: Any, names: set, numpy_names: set,
     return found
 
 
-def _copied_from(instrs: list, k: int) -> str | None:
+def _copied_from(instrs: Sequence, k: int) -> str | None:
     """Where ``instrs[k]`` stores ``name.copy()`` (no arguments), ``name``, else None."""
     if k < 3 or instrs[k - 1][0] != "CALL" or instrs[k - 1][2]:
         return None
