@@ -688,6 +688,7 @@ class VmapFunction:
         # a Primitive's rule or per-op loop calls the function on plain arrays: its module's
         # names for NumPy stay NumPy's there
         module = buffers.enter(self._module) if stand_in(inner) is inner else None
+        buffers.pass_begins(self._learnt)
         learnt = [buffers.enter(g, whole=False) for g in self._learnt] if self._learnt else ()
         floats = pyfloat.enter(self._floats) if self._floats else None
         if first is not None:

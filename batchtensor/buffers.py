@@ -77,7 +77,7 @@ from .levels import Level, active_levels, current_level
 from .registry import ALIASES
 from .tensor import BatchedTensor, compat_namespace, new_batched
 
-__all__ = ["LocalBuffer", "MAKERS", "LIKE_MAKERS", "SITE_MAKERS", "MakerSites", "WholeModule",
+__all__ = ["LocalBuffer", "pass_begins", "MAKERS", "LIKE_MAKERS", "SITE_MAKERS", "MakerSites", "WholeModule",
            "plain_of", "enter", "leave", "module_of", "learnt_modules", "learn_from"]
 
 
@@ -877,6 +877,22 @@ def _is_store(exc: BaseException) -> bool:
                if e is not None)
 
 
+_pass = threading.local()  # .learnt: (the learnt list, its length) when this thread's pass began
+
+
+def pass_begins(learnt: list) -> None:
+    """A pass on this thread enters ``learnt`` as it is now (``learn_from`` tells a module
+    another thread learnt meanwhile, which a new pass gets, from one the pass had)."""
+    _pass.learnt = (learnt, len(learnt))
+
+
+def _pass_had(learnt: list, g: Any) -> bool:
+    had, n = getattr(_pass, "learnt", (None, 0))
+    if had is not learnt:
+        return True  # (no record of this list: as before, no new pass)
+    return any(m is g for m in learnt[:n])
+
+
 def learn_from(exc: BaseException, learnt: list, own: dict | None) -> bool:
     """Whether ``exc``, a refused conversion, happened in code whose module (not NumPy's,
     batchtensor's, or ``own``, the function's, swapped already) bound one of NumPy's
@@ -910,7 +926,10 @@ def learn_from(exc: BaseException, learnt: list, own: dict | None) -> bool:
     if read is not None and _learn_sites(exc, frames, learnt, read):
         return True
     g = frame.f_globals
-    if type(g) is not dict or any(g is w for w in whole) or any(m is g for m in learnt):
+    if any(m is g for m in learnt):
+        # learnt already; by another thread after this pass began, the pass lacked it
+        return not _pass_had(learnt, g)
+    if type(g) is not dict or any(g is w for w in whole):
         return False
     code = frame.f_code.co_code
     if _is_store(exc) or (0 <= lasti < len(code) and code[lasti] in _SUBSCRIPTS):
