@@ -53,6 +53,7 @@ CONVERTERS: dict[type, Any] = {}
 _NUMPY = vars(np)  # one dict update swaps them all (a tenth of nine setattr calls)
 _lock = threading.Lock()
 _users = 0  # levels open on all threads together
+_in = False  # whether the replacements are installed (enter / leave)
 _replacements: dict[str, Any] = {}
 
 
@@ -379,7 +380,7 @@ _modules_seen = 0  # len(sys.modules) when on_new_modules last ran
 
 def enter() -> None:
     """A vmap level opens: the first one (on any thread) installs the replacements."""
-    global _users, _modules_seen
+    global _users, _modules_seen, _in
     if not _users:
         for hook in before_first_enter:
             hook()
@@ -389,22 +390,27 @@ def enter() -> None:
                 hook()
     _lock.acquire()
     _users += 1
-    if _users == 1 and config.intercept_numpy:
+    # (not only at the first level: a thread that opened the first one with the replacements
+    # off, ``bt.config(intercept_numpy=False)``, must not keep them off for the levels other
+    # threads open meanwhile; each replacement asks its own thread's setting)
+    if not _in and config.intercept_numpy:
         if not _replacements:
             _replacements.update(_build())
         if not any(swap.replacements is _replacements for swap in _swaps):
             _swaps.insert(0, _Swap(_NUMPY, ORIGINALS, _replacements))
         for swap in _swaps:
             swap.namespace.update(swap.replacements)
+        _in = True
     _lock.release()
 
 
 def leave() -> None:
     """A vmap level closes: the last one puts the original functions back."""
-    global _users
+    global _users, _in
     _lock.acquire()
     _users -= 1
-    if _users == 0:
+    if _users == 0 and _in:
         for swap in _swaps:
             swap.namespace.update(swap.originals)
+        _in = False
     _lock.release()

@@ -928,3 +928,27 @@ def test_a_copy_of_an_array_made_inside_is_a_buffer_too(library):
     assert_same(got, loop_vmap(g)(X))
     assert not _sites(g) and type(library._CACHE["kept"]) is np.ndarray
     assert conversions.pristine() and module_is_pristine()
+
+
+def test_a_level_opened_first_with_the_replacements_off_leaves_them_on_for_other_threads():
+    """The swaps are installed by whichever level opens while they are out and its thread wants
+    them, not only by the first level: a thread that holds a level under
+    ``bt.config(intercept_numpy=False)`` must not switch them off for another thread's vmap."""
+    opened, release = threading.Event(), threading.Event()
+
+    def hold():
+        with bt.config(intercept_numpy=False), bt.vmap_level():
+            opened.set()
+            release.wait(10)
+
+    t = threading.Thread(target=hold)
+    t.start()
+    try:
+        assert opened.wait(10)
+        xs = RNG.normal(size=(3, 4))
+        got = bt.vmap(lambda x: np.asarray(x) * 2, fallback="error")(xs)
+        np.testing.assert_array_equal(got, xs * 2)
+    finally:
+        release.set()
+        t.join()
+    assert conversions.pristine()
