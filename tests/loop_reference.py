@@ -157,3 +157,9 @@ def no_rerun(f: Callable, *args: Any, in_axes: Any = 0) -> Any:
     with warnings.catch_warnings():
         warnings.simplefilter("error", bt.PerformanceWarning)
         return bt.vmap(f, in_axes, fallback="error")(*args)
+
+
+def vectorised_bit_exact(f: Callable, *args: Any, in_axes: Any = 0) -> None:
+    """``no_rerun`` of ``f`` equal to the loop's result bit for bit (``assert_same_bits``)."""
+    want = loop_vmap(f, in_axes)(*args)
+    assert_same_bits(no_rerun(f, *args, in_axes=in_axes), want)

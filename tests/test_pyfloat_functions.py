@@ -10,7 +10,8 @@ import warnings
 import numpy as np
 import pyfloat_functions as fns
 import pytest
-from loop_reference import assert_same, assert_same_bits, loop_vmap, no_rerun, on_threads
+from loop_reference import (assert_same, assert_same_bits, loop_vmap, no_rerun, on_threads,
+                            vectorised_bit_exact)
 
 import batchtensor as bt
 
@@ -24,11 +25,7 @@ def _xs(n, dtype=np.float64, k=5):
 
 
 _same_exactly, _no_rerun = assert_same_bits, no_rerun  # (loop_reference's)
-
-
-def _vectorised_like_the_loop(f, *args, in_axes=0):
-    want = loop_vmap(f, in_axes)(*args)
-    _same_exactly(_no_rerun(f, *args, in_axes=in_axes), want)
+_vectorised_like_the_loop = vectorised_bit_exact
 
 
 def _reruns_like_the_loop(f, *args):
