@@ -25,8 +25,8 @@ from .errors import (BatchingError, ControlFlowError, DataDependentError, Perfor
 from .foreign import stand_in
 from .masked import BatchedMaskedArray, is_masked_batch
 from .levels import (GroupPass, Level, active_levels, borrowed_session, close_level,
-                     open_level, random_scope, restore_inputs, resume_session, session_epochs,
-                     session_tick)
+                     current_session, open_level, random_scope, restore_inputs, resume_session,
+                     session_epochs, session_tick)
 from .numpy_random import stream_argument
 from .random import PortableEpochs
 from .pytree import (LEAF, TreeDef, broadcast_prefix, flatten, flatten_as, keystr, leaf_paths,
@@ -124,6 +124,8 @@ class VmapFunction:
         self._module = buffers.module_of(func)  # whose names for NumPy make buffers
         self._learnt = buffers.learnt_modules(func)  # modules it calls, swapped alike
         self._floats = pyfloat.learnt_floats(self._learnt)  # modules given a float()
+        # calls like one that reran per example, and what that rerun said (_Reruns)
+        self._reruns: dict[Any, _Rerun] = {}
 
     def __reduce__(self) -> tuple[Any, ...]:
         """A vmap pickles as its function and settings (a process pool's chunks run it there,
@@ -334,6 +336,18 @@ class VmapFunction:
                     scope.start = tick
                     return self._unmapped_writes(leaves, axes, treedef, kwargs, size, offset,
                                                  e, scope)
+        memo = None
+        if self._reruns and chunks is None and report is None and size:
+            memo = _call_signature(leaves, axes, kwargs)
+            rerun = self._reruns.get(memo)
+            if rerun is not None and rerun.skips:
+                rerun.skips -= 1
+                _warn_rerun(self.func, rerun.reason, None, where=rerun.where,
+                            detail=rerun.detail)
+                with random_scope() as scope:
+                    scope.start = tick
+                    return self._per_example(leaves, axes, treedef, kwargs, size, offset,
+                                             scope)
         first = [] if report is None else report  # this pass's level: its rerun reasons are ours
         try:
             out = _synced(self._vectorised(guarded, axes, treedef, kwargs, size, offset, first),
@@ -341,6 +355,8 @@ class VmapFunction:
             if chunks is not None:
                 chunks.append(bool(first and first[0].saved))
             first.append(True)
+            if memo is not None:
+                self._reruns.pop(memo, None)  # it vectorises again: try it every call
             return out
         except BaseException as e:
             # (not None where it is read: mypy cannot follow ``ours`` and ``guard_hit``)
@@ -394,8 +410,7 @@ class VmapFunction:
                     chunks.append(True)  # the rerun writes as the loop does
                 _warn_rerun(self.func, found[1], e)
                 try:
-                    return self._per_example(leaves, axes, treedef, kwargs, size, offset,
-                                             scope)
+                    out = self._per_example(leaves, axes, treedef, kwargs, size, offset, scope)
                 except _Unstackable as join_error:
                     # the examples' results differ in shape (the loop's np.stack fails too):
                     # the first pass's error where it was about those shapes says best where
@@ -404,6 +419,10 @@ class VmapFunction:
                     if isinstance(e, DataDependentError):
                         raise e from join_error
                     raise
+                if chunks is None and report is None:
+                    _remember_rerun(self._reruns, _call_signature(leaves, axes, kwargs),
+                                    found[1], e)
+                return out
 
     def _learn(self, e: BaseException) -> bool:
         """Whether ``e`` taught something a new pass gets past (``pyfloat.learn_from``,
@@ -744,17 +763,23 @@ class VmapFunction:
             kwargs = {k: stream_argument(v) for k, v in kwargs.items()}
         slots = [j for j, ax in enumerate(axes) if ax is not None]
         func, outs, rewind, nd = self.func, [], scope.rewind, np.ndarray
+        # each example draws bt.random's numbers from where the first began: rewound only
+        # where the last one drew (a thread-local look-up per example is ~5% of a tiny f)
+        rewind()
+        session, start = current_session(), scope.start
         try:
             if len(example) == len(mapped) == 1 and treedef is None and not kwargs:  # f(x)
                 for i, x in enumerate(mapped[0], offset):
-                    rewind()
+                    if session.tick != start:
+                        rewind()
                     level.offset = i
                     out = func(x)
                     outs.append(out if type(out) is nd or isinstance(out, _SCALARS)
                                 else _the_examples(out, level))
             else:
                 for i in range(size):
-                    rewind()
+                    if session.tick != start:
+                        rewind()
                     level.offset = offset + i
                     for j, it in zip(slots, mapped):
                         example[j] = next(it)
@@ -1346,12 +1371,63 @@ def _writes_into_guard(e: BaseException, guarded: Sequence[Any], leaves: Sequenc
     return "read-only" in text or "writeable" in text or "not acceptable" in text  # np.dot
 
 
-def _warn_rerun(func: Any, reason: str, e: BaseException, split: int = 0) -> None:
+class _Rerun:
+    """A call that reran per example (``VmapFunction._reruns``, keyed by ``_call_signature``):
+    what its warning said, and how many calls like it rerun straight away.
+
+    Reruns of a function mostly repeat (a ``float()`` of a batched value, a write into an
+    array made by a method): its next calls skip the vectorised pass that would stop where the
+    last one did, which cost up to a third of a small function's loop. Every skip reruns,
+    which is the loop, so nothing it returns can differ; the cost of a wrong guess (a call
+    that would have vectorised) is bounded by trying again after 1, 3, 7, then every 16 calls,
+    and one call that vectorises forgets the rerun."""
+
+    __slots__ = ("reason", "where", "detail", "streak", "skips")
+
+    def __init__(self, reason: str, where: str, detail: str) -> None:
+        self.reason, self.where, self.detail = reason, where, detail
+        self.streak = self.skips = 0
+
+
+def _remember_rerun(reruns: dict[Any, _Rerun], signature: Any, reason: str,
+                    e: BaseException) -> None:
+    rerun = reruns.get(signature)
+    if rerun is None:
+        if len(reruns) >= 64:  # (calls of many signatures: forget the oldest)
+            reruns.pop(next(iter(reruns)))
+        rerun = reruns[signature] = _Rerun(reason, user_line(e), _first_line(e)[:300])
+    rerun.streak += 1
+    rerun.skips = min(2 ** rerun.streak - 1, 15)
+
+
+def _call_signature(leaves: Sequence[Any], axes: list[Any], kwargs: dict[str, Any]) -> Any:
+    """What a call's path through ``f`` may depend on besides its values: each argument's type,
+    axis, dtype and example shape, and the value of every Python scalar, string or None among
+    the arguments (a flag); the batch size leaves it out, so chunks and calls of other batch
+    sizes share it."""
+    return (tuple(map(_leaf_signature, leaves, axes)),
+            tuple((k, _leaf_signature(v, None)) for k, v in kwargs.items()) if kwargs else ())
+
+
+def _leaf_signature(leaf: Any, ax: Any) -> Any:
+    t = type(leaf)
+    if t in (bool, int, float, complex, str, type(None)):
+        return t, leaf
+    shape = getattr(leaf, "shape", None)
+    if type(shape) is tuple and ax is not None:
+        shape = shape[:ax] + shape[ax + 1:]
+    return t, ax, getattr(leaf, "dtype", None), shape, id(leaf) if shape is None else None
+
+
+def _warn_rerun(func: Any, reason: str, e: BaseException | None, split: int = 0,
+                where: str = "", detail: str = "") -> None:
     """One PerformanceWarning naming the function, the reason and the user's line. Its text
     is the same on every call from one place, so Python's warning filters show it once per
     place by default. ``split``: the function ran again on that many groups of examples that
-    agree, each vectorised, instead of once per example."""
-    where = user_line(e)
+    agree, each vectorised, instead of once per example. ``e`` None: a call that reran
+    straight away (``_Rerun``), with the ``where`` and ``detail`` of the rerun it repeats."""
+    if e is not None:
+        where, detail = user_line(e), _first_line(e)[:300]
     for log in RECORDERS:  # bt.explain's
         if type(log) is not list:
             log.whole_function(_func_name(func), reason, where, split)
@@ -1363,7 +1439,7 @@ def _warn_rerun(func: Any, reason: str, e: BaseException, split: int = 0) -> Non
            "loop")
     warnings.warn(
         f"vmap({_func_name(func)}): {reason}{f' at {where}' if where else ''}, so the function "
-        f"{how}. ({_first_line(e)[:300]}) Pass fallback='error' to raise instead, or "
+        f"{how}. ({detail}) Pass fallback='error' to raise instead, or "
         f"fallback='silent' to hide this warning.",
         PerformanceWarning, stacklevel=user_stacklevel())
 

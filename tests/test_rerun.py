@@ -270,9 +270,10 @@ def test_rerun_draws_what_the_vectorised_run_draws():
 
     def f(x):
         noise = rng.normal(size=x.shape)
-        return x + noise * float(noise.sum() > 0)  # a conversion after the draw
+        return x + noise * (noise.sum().item() > 0)  # a conversion after the draw: a rerun
 
-    got = bt.vmap(f, randomness="different", fallback="silent")(X)
+    with pytest.warns(bt.PerformanceWarning, match="reruns once per example"):
+        got = bt.vmap(f, randomness="different")(X)
     noise = bt.vmap(lambda x: bt.random.default_rng(3).normal(size=x.shape),
                     randomness="different")(X)
     want = X + noise * (noise.sum(axis=1, keepdims=True) > 0)
@@ -515,3 +516,106 @@ def test_setting_the_shape_of_an_unmapped_argument_reaches_it_as_in_the_loop():
         assert_same(got, loop_vmap(fn, (None, 0))(a_loop, xs))
         assert a.shape == a_loop.shape == (4, 3)
         np.testing.assert_array_equal(a, a_loop)
+
+
+# ---- later calls of a function that reran: straight to the rerun (api._Rerun) -----------------
+def _counting(f):
+    """``f`` and the list of the calls that got a batched value (a vectorised pass)."""
+    passes = []
+
+    def counted(x, *rest):
+        if type(x).__name__ == "BatchedTensor":
+            passes.append(1)
+        return f(x, *rest)
+
+    counted.__name__ = f.__name__
+    return counted, passes
+
+
+def test_calls_after_a_rerun_rerun_straight_away_then_try_again():
+    f, passes = _counting(_python_math)
+    vf = bt.vmap(f)
+    attempts = []
+    for call in range(1, 18):
+        xs = RNG.normal(size=(4, 3)) * call  # other values at every call
+        before = len(passes)
+        with warnings.catch_warnings(record=True) as w:
+            warnings.simplefilter("always")
+            got = vf(xs)
+        assert_same(got, loop_vmap(_python_math)(xs))
+        # every call warns alike, the ones that skipped the vectorised pass too
+        assert [str(m.message) for m in w] == [str(w[0].message)]
+        assert "a batched value is converted" in str(w[0].message)
+        assert "math.floor(abs(float(x.sum())))" in str(w[0].message)
+        if len(passes) > before:
+            attempts.append(call)
+    assert attempts == [1, 3, 7, 15]  # tried again after 1, 3, 7, then 15 calls
+
+
+def test_a_call_that_vectorises_again_forgets_the_rerun():
+    mode = {"convert": True}
+
+    def f(x):
+        return x * math.floor(abs(float(x.sum()))) if mode["convert"] else x * 2.0
+
+    g, passes = _counting(f)
+    vf = bt.vmap(g, fallback="silent")
+    assert_same(vf(X), loop_vmap(f)(X))  # reran
+    mode["convert"] = False
+    assert_same(vf(X), X * 2.0)  # straight to the rerun (the loop: the same values)
+    assert len(passes) == 1
+    for _ in range(3):  # tried again: vectorised, and then every call is
+        assert_same(vf(X), X * 2.0)
+    assert len(passes) == 4
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        bt.vmap(g, fallback="error")(X)  # (fallback='error' never skips: it raises instead)
+    mode["convert"] = True
+    with pytest.raises((TypeError, bt.BatchingError)):
+        bt.vmap(g, fallback="error")(X)
+
+
+def test_the_call_signature_keeps_calls_that_vectorise_apart():
+    """A flag, a dtype or an example shape that takes ``f`` another way: each remembered alone."""
+    def f(x, convert):
+        return x * math.floor(float(x[0])) if convert else x + 1.0
+
+    g, passes = _counting(f)
+    vf = bt.vmap(g, in_axes=(0, None), fallback="silent")
+    assert_same(vf(X, True), loop_vmap(f, (0, None))(X, True))
+    for xs in (X, X.astype(np.float32), X[:, :2]):
+        with warnings.catch_warnings():
+            warnings.simplefilter("error")
+            before = len(passes)
+            assert_same(vf(xs, False), xs + 1.0)  # vectorised, not the remembered rerun
+            assert len(passes) == before + 1
+
+
+def test_a_skipped_pass_writes_into_inputs_and_draws_as_the_rerun_did():
+    def writes(x):
+        x *= 2.0
+        return x * round(float(x[0]), 6)
+
+    vf = bt.vmap(writes, fallback="silent")
+    for _ in range(3):  # a rerun, a call that skips the pass, a rerun
+        got, loop_in = X.copy(), X.copy()
+        out = vf(got)
+        assert_same(out, loop_vmap(writes)(loop_in))
+        np.testing.assert_array_equal(got, loop_in)  # written once per example, as the loop
+
+    rng = {}
+
+    def draws(x):
+        noise = rng["g"].normal(size=x.shape)
+        return x + noise * (noise.sum().item() > 0)
+
+    vf = bt.vmap(draws, randomness="different", fallback="silent")
+    results = []
+    for _ in range(3):
+        rng["g"] = bt.random.default_rng(3)  # a fresh generator: the same numbers each call
+        results.append(vf(X))
+    noise = bt.vmap(lambda x: bt.random.default_rng(3).normal(size=x.shape),
+                    randomness="different")(X)
+    assert_same(results[0], X + noise * (noise.sum(axis=1, keepdims=True) > 0))
+    assert_same(results[1], results[0])
+    assert_same(results[2], results[0])
