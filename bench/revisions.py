@@ -15,17 +15,21 @@ Every per-op figure is a slope: the function with 100 ops minus the same with 50
 - ``x.sum(axis=0)`` and ``x[1]`` (a function hook, the indexing hot path);
 - the fixed cost of a ``vmap`` call of the identity;
 - the Lorenz RK4 step of ``bench/workloads.py`` (batch 1024, dispatch-bound), as a ratio to
-  hand-vectorised NumPy.
+  hand-vectorised NumPy;
+- with ``--peers``, every other workload of ``bench/workloads.py`` in its dispatch-bound size
+  likewise (pairwise distances by nested vmap), as ``bench/run.py`` calls it.
 
 The machine drifts within a minute, so every figure is the median over rounds, and the last
 column is the median of the per-round ratios new / base (below 1: the new one is faster).
 
-    python bench/revisions.py --base main~3 [--rounds 31] [--json FILE]
+    python bench/revisions.py --base main~3 [--rounds 31] [--peers] [--imports M ...]
+                              [--json FILE]
 """
 
 from __future__ import annotations
 
 import argparse
+import functools
 import importlib.util
 import json
 import statistics
@@ -54,7 +58,23 @@ def load_package(name: str, directory: Path):
     return module
 
 
-def _cases(lib, n: int) -> dict:
+def _peer_cases(lib) -> dict:
+    """The dispatch-bound workloads other than Lorenz, as ``_cases`` gives them."""
+    cases = {}
+    for w in workloads.WORKLOADS:
+        if w.name == "lorenz_rk4":
+            continue
+        args, axes = w.make(np.random.default_rng(0), "dispatch")
+        if axes == "nested":
+            f = lib.vmap(lib.vmap(w.per_example, (None, 0)), (0, None))
+        else:
+            f = lib.vmap(w.per_example, in_axes=axes)
+        cases[f"{w.name} / hand-vectorised"] = (
+            f, args, functools.partial(w.vectorised, *args), None)
+    return cases
+
+
+def _cases(lib, n: int, peers: bool = False) -> dict:
     """name -> (function of the revision's vmap, its arguments, the NumPy reference or None,
     ops per call), with ``n`` ops in each per-op function."""
     rng = np.random.default_rng(0)
@@ -106,7 +126,7 @@ def _cases(lib, n: int) -> dict:
         "vmap call, identity (µs)": (lib.vmap(lambda x: x), (xs,), None, 1),
         "Lorenz RK4 / hand-vectorised": (lib.vmap(workloads.rk4), (s, p),
                                          lambda: workloads.rk4_vec(s, p), None),
-    }
+    } | (_peer_cases(lib) if peers else {})
 
 
 OPS = 50  # the per-op functions run OPS and 2 * OPS ops: the slope is per op
@@ -117,14 +137,16 @@ def _time(case: tuple, number: int) -> float:
     return timeit(lambda: fn(*args), number)
 
 
-def measure(libs: dict, rounds: int, number: int = 20) -> dict:
-    short = {name: _cases(lib, OPS) for name, lib in libs.items()}
-    long = {name: _cases(lib, 2 * OPS) for name, lib in libs.items()}
+def measure(libs: dict, rounds: int, number: int = 20, peers: bool = False) -> dict:
+    short = {name: _cases(lib, OPS, peers) for name, lib in libs.items()}
+    long = {name: _cases(lib, 2 * OPS, peers) for name, lib in libs.items()}
     for name, lib in libs.items():  # correctness before timing
-        for case, (fn, args, ref, _) in short[name].items():
+        for case, (fn, args, ref, ops) in short[name].items():
             if case.startswith("Lorenz"):
                 want = np.stack([workloads.rk4(*ex) for ex in zip(*args)])
                 np.testing.assert_allclose(fn(*args), want, rtol=1e-12)
+            elif ops is None:
+                np.testing.assert_allclose(fn(*args), ref(), rtol=1e-8)
     samples: dict = {case: {name: [] for name in libs} for case in short["new"]}
     order = list(libs)
     for r in range(rounds):
@@ -154,19 +176,28 @@ def main(argv=None) -> int:
     p = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     p.add_argument("--base", required=True, help="the commit to compare this checkout with")
     p.add_argument("--rounds", type=int, default=31)
+    p.add_argument("--peers", action="store_true",
+                   help="also the other dispatch-bound workloads of bench/workloads.py")
+    p.add_argument("--imports", nargs="*", default=[], metavar="MODULE",
+                   help="modules to import first, as a user's program would (scipy.signal: "
+                        "the replacements a vmap call swaps in grow with what is imported)")
     p.add_argument("--json", metavar="FILE")
     a = p.parse_args(argv)
+    for module in a.imports:
+        importlib.import_module(module)
     with tempfile.TemporaryDirectory() as tmp:
         base_tree = Path(tmp) / "base"
         subprocess.run(["git", "worktree", "add", "--detach", str(base_tree), a.base],
                        cwd=ROOT, check=True, capture_output=True)
         try:
             base = load_package("batchtensor_base", base_tree / "batchtensor")
-            table = measure({"base": base, "new": bt}, a.rounds)
+            table = measure({"base": base, "new": bt}, a.rounds, peers=a.peers)
         finally:
             subprocess.run(["git", "worktree", "remove", "--force", str(base_tree)], cwd=ROOT,
                            check=False, capture_output=True)
-    print(f"base {a.base} vs this checkout, one process: medians of {a.rounds} rounds\n")
+    imported = f", after importing {', '.join(a.imports)}" if a.imports else ""
+    print(f"base {a.base} vs this checkout, one process{imported}: medians of {a.rounds} "
+          f"rounds\n")
     print("| figure | base | new | new / base (median of rounds) |")
     print("|---|---|---|---|")
     for k, v in table.items():
