@@ -7,6 +7,7 @@ import functools
 import inspect
 import os
 import sys
+import threading
 import time
 import warnings
 from contextlib import contextmanager
@@ -21,17 +22,17 @@ from .dask_arrays import has_dask_array, is_dask_array, vmap_dask
 from .diagnostics import (raised_by_batchtensor, user_instruction, user_line, user_stacklevel,
                           user_store)
 from .errors import (BatchingError, ControlFlowError, DataDependentError, PerformanceWarning,
-                     SharedWriteError, rerun_reason)
+                     SharedWriteError, refusal_mark, rerun_reason)
 from .foreign import stand_in
 from .masked import BatchedMaskedArray, is_masked_batch
 from .levels import (GroupPass, Level, active_levels, borrowed_session, close_level,
-                     current_session, open_level, random_scope, restore_inputs, resume_session,
-                     session_epochs, session_tick)
+                     current_level, current_session, open_level, random_scope, restore_inputs,
+                     resume_session, rewind_session, session_epochs, session_tick)
 from .numpy_random import stream_argument
 from .random import PortableEpochs
 from .pytree import (LEAF, TreeDef, broadcast_prefix, flatten, flatten_as, keystr, leaf_paths,
                      unflatten)
-from .registry import RECORDERS, is_physical_type
+from .registry import RECORDERS, is_physical_type, record_mark, record_rewind
 from .rules.ragged import is_ragged, returned_count
 from .tensor import BatchedTensor, is_plain_array, new_batched, plain_array, take_returned
 
@@ -126,6 +127,7 @@ class VmapFunction:
         self._floats = pyfloat.learnt_floats(self._learnt)  # modules given a float()
         # calls like one that reran per example, and what that rerun said (_Reruns)
         self._reruns: dict[Any, _Rerun] = {}
+        self._key = buffers.function_key(func)  # (whether it may run lean passes: _FULL)
 
     def __reduce__(self) -> tuple[Any, ...]:
         """A vmap pickles as its function and settings (a process pool's chunks run it there,
@@ -308,10 +310,10 @@ class VmapFunction:
             first: list[Any] = [] if report is None else report
             try:
                 if guarded is leaves:
-                    out = self._vectorised(leaves, axes, treedef, kwargs, size, offset, first)
+                    out = self._pass(leaves, axes, treedef, kwargs, size, offset, first, tick)
                 else:
-                    out = _synced(self._vectorised(guarded, axes, treedef, kwargs, size, offset,
-                                                   first), guarded, leaves, axes)
+                    out = _synced(self._pass(guarded, axes, treedef, kwargs, size, offset,
+                                             first, tick), guarded, leaves, axes)
                 first.append(True)
                 return out
             except SharedWriteError as e:
@@ -350,7 +352,7 @@ class VmapFunction:
                                              scope)
         first = [] if report is None else report  # this pass's level: its rerun reasons are ours
         try:
-            out = _synced(self._vectorised(guarded, axes, treedef, kwargs, size, offset, first),
+            out = _synced(self._pass(guarded, axes, treedef, kwargs, size, offset, first, tick),
                           guarded, leaves, axes)
             if chunks is not None:
                 chunks.append(bool(first and first[0].saved))
@@ -423,6 +425,59 @@ class VmapFunction:
                     _remember_rerun(self._reruns, _call_signature(leaves, axes, kwargs),
                                     found[1], e)
                 return out
+
+    def _pass(self, leaves: Sequence[Any], axes: list[Any], treedef: TreeDef | None,
+              kwargs: dict[str, Any], size: int, offset: int, first: list[Any],
+              tick: int) -> Any:
+        """``_vectorised``, lean where ``_lean`` allows: without the replacements of
+        ``conversions.LEAN_SKIPS``, nor the function's module's names for NumPy
+        (``buffers``), which were most of what a vmap call costs. Without them a batched value
+        that needed one meets a refusal (``errors.refusal_mark`` changes, whether the error
+        came out, the function caught it or NumPy swallowed it; or the per-op loop would
+        serve an op), or raises a BatchingError (examples that disagree at a ``bool()`` may
+        be NumPy's writing a batched value into a plain array, which a full pass makes a
+        buffer): the lean pass's result is not used, the caller's values and the draws are put
+        back, and a full pass runs, as every pass of the same code will (``_FULL``). Any other
+        error with no refusal before it is the function's own, which a full pass would meet
+        there too: raised from the lean pass."""
+        if not self._lean(leaves, kwargs):
+            return self._vectorised(leaves, axes, treedef, kwargs, size, offset, first)
+        mark = refusal_mark()
+        logged = record_mark() if RECORDERS else None
+        try:
+            out = self._vectorised(leaves, axes, treedef, kwargs, size, offset, first,
+                                   lean=True)
+            if refusal_mark() == mark:
+                return out
+        except Exception as e:
+            if not first or (refusal_mark() == mark and first[0].caught is None
+                             and not _from_batchtensor(e)):
+                raise  # (the function's own error: a full pass would meet it there too)
+        with _lock:
+            _FULL[id(self._key)] = self._key
+        level = first[0]
+        del first[:]
+        if logged is not None:
+            record_rewind(logged)  # (bt.explain shows the full pass's calls only)
+        restore_inputs(level)
+        resume_session(level)
+        rewind_session(tick)
+        return self._vectorised(leaves, axes, treedef, kwargs, size, offset, first)
+
+    def _lean(self, leaves: Sequence[Any], kwargs: dict[str, Any]) -> bool:
+        """Whether a pass may be lean (``_pass``): an outermost vmap call, or one inside lean
+        passes only (inside a full one the swaps are in already, and a closure may hold a
+        batched value of any kind, masked ones too), no pass of the same code has needed a
+        full one, nothing has been learnt for it, and every
+        argument is an ndarray, a BatchedTensor or a Python scalar (a masked array, a
+        Generator or any other object takes full passes: what it meets without the
+        replacements was not checked)."""
+        if kwargs or self._learnt or self._floats or id(self._key) in _FULL or \
+                not config.lean_passes:
+            return False
+        if current_level() is not None and not all(lv.lean for lv in active_levels()):
+            return False
+        return all(map(_LEAN_TYPES.__contains__, map(type, leaves)))
 
     def _learn(self, e: BaseException) -> bool:
         """Whether ``e`` taught something a new pass gets past (``pyfloat.learn_from``,
@@ -695,18 +750,21 @@ class VmapFunction:
 
     def _vectorised(self, leaves: Sequence[Any], axes: list[Any], treedef: TreeDef | None,
                     kwargs: dict[str, Any], size: int, offset: int,
-                    first: list[Level] | None = None, group_pass: GroupPass | None = None) -> Any:
+                    first: list[Level] | None = None, group_pass: GroupPass | None = None,
+                    lean: bool = False) -> Any:
         level = open_level(size, self.randomness, offset, VmapLevel)
         level.buffers = False  # the arrays f creates are buffers (batchtensor.buffers)
         level.group_pass = group_pass
-        conversions.enter()
+        level.lean = lean
+        full = not lean
+        conversions.enter(full)
         func = stand_in(self.func)  # bt.vmap(scipy.signal.lfilter): its Primitive
         inner = self.func
         while isinstance(inner, VmapFunction):  # (a vmap of a vmap of one)
             inner = inner.func
         # a Primitive's rule or per-op loop calls the function on plain arrays: its module's
         # names for NumPy stay NumPy's there
-        module = buffers.enter(self._module) if stand_in(inner) is inner else None
+        module = buffers.enter(self._module) if full and stand_in(inner) is inner else None
         buffers.pass_begins(self._learnt)
         learnt = [buffers.enter(g, whole=False) for g in self._learnt] if self._learnt else ()
         floats = pyfloat.enter(self._floats) if self._floats else None
@@ -737,7 +795,7 @@ class VmapFunction:
             for g in learnt:
                 buffers.leave(g, whole=False)
             buffers.leave(module)
-            conversions.leave()
+            conversions.leave(full)
 
     def _per_example(self, leaves: Sequence[Any], axes: list[Any], treedef: TreeDef | None,
                      kwargs: dict[str, Any], size: int, offset: int, scope: Any) -> Any:
@@ -1369,6 +1427,25 @@ def _writes_into_guard(e: BaseException, guarded: Sequence[Any], leaves: Sequenc
         return False
     text = str(e)
     return "read-only" in text or "writeable" in text or "not acceptable" in text  # np.dot
+
+
+def _from_batchtensor(e: BaseException) -> bool:
+    """Whether ``e`` is a BatchingError, or an error raised over one (NumPy's "setting an array
+    element with a sequence" over the ``bool()`` of a batched value written into a plain
+    array)."""
+    for _ in range(4):
+        if e is None:
+            return False
+        if isinstance(e, BatchingError):
+            return True
+        e = e.__cause__ or e.__context__  # type: ignore[assignment]
+    return False
+
+
+#: id(function_key) -> the key, of the code whose lean pass refused something (``_pass``)
+_FULL: dict[int, Any] = {}
+_lock = threading.Lock()
+_LEAN_TYPES = frozenset((np.ndarray, BatchedTensor, bool, int, float, complex, str, type(None)))
 
 
 class _Rerun:

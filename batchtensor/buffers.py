@@ -849,11 +849,18 @@ class WholeModule:
         self.g = g
 
 
+def function_key(func: Any) -> Any:
+    """What every vmap of the same code shares what it learns under: the code of the Python
+    function (under partials, bound methods and decorators), else ``func`` itself."""
+    fn = _python_function(func)
+    return _unwrapped(fn).__code__ if fn is not None else func
+
+
 def learnt_modules(func: Any) -> list:
     """The list of modules learnt for ``func`` (shared by every vmap of the same code: of
     the function a decorator wraps, ``module_of``)."""
     fn = _python_function(func)
-    key = _unwrapped(fn).__code__ if fn is not None else func
+    key = function_key(func)
     with _lock:
         entry = _LEARNT.get(id(key))
         if entry is None or entry[0] is not key:

@@ -25,6 +25,7 @@ class _ThreadSettings(threading.local):
 
     fallback: FallbackMode | None = None
     intercept_numpy: bool | None = None
+    lean_passes: bool | None = None
 
 
 class Config:
@@ -42,6 +43,11 @@ class Config:
     (``batchtensor.conversions``). True by default; False leaves ``numpy`` untouched (the
     conversions then raise their clear error).
 
+    ``lean_passes``: a function's first pass goes without the replacements that only turn
+    NumPy's refusals into vectorised calls, and a refusal runs a full pass instead (cheaper
+    vmap calls of functions that need none; ``docs/running_existing_code.md``). True by
+    default; False runs every pass full.
+
     >>> import batchtensor as bt
     >>> with bt.config(fallback="error"):
     ...     bt.config.fallback
@@ -50,11 +56,12 @@ class Config:
     'warn'
     """
 
-    __slots__ = ("_fallback", "_intercept_numpy", "_local")
+    __slots__ = ("_fallback", "_intercept_numpy", "_lean_passes", "_local")
 
     def __init__(self) -> None:
         self._fallback: FallbackMode = "warn"
         self._intercept_numpy = True
+        self._lean_passes = True
         self._local = _ThreadSettings()
 
     @property
@@ -74,15 +81,28 @@ class Config:
     def intercept_numpy(self, value: bool) -> None:
         self._intercept_numpy = bool(value)
 
+    @property
+    def lean_passes(self) -> bool:
+        value = self._local.lean_passes
+        return self._lean_passes if value is None else value
+
+    @lean_passes.setter
+    def lean_passes(self, value: bool) -> None:
+        self._lean_passes = bool(value)
+
     @contextmanager
     def __call__(self, *, fallback: FallbackMode | None = None,
-                 intercept_numpy: bool | None = None) -> Iterator[Config]:
+                 intercept_numpy: bool | None = None,
+                 lean_passes: bool | None = None) -> Iterator[Config]:
         """Settings for the current thread, until the ``with`` block ends."""
-        saved = {k: getattr(self._local, k) for k in ("fallback", "intercept_numpy")}
+        saved = {k: getattr(self._local, k)
+                 for k in ("fallback", "intercept_numpy", "lean_passes")}
         if fallback is not None:
             self._local.fallback = _checked_fallback(fallback)
         if intercept_numpy is not None:
             self._local.intercept_numpy = bool(intercept_numpy)
+        if lean_passes is not None:
+            self._local.lean_passes = bool(lean_passes)
         try:
             yield self
         finally:
@@ -91,7 +111,7 @@ class Config:
 
     def __repr__(self) -> str:
         return (f"batchtensor.config(fallback={self.fallback!r}, "
-                f"intercept_numpy={self.intercept_numpy!r})")
+                f"intercept_numpy={self.intercept_numpy!r}, lean_passes={self.lean_passes!r})")
 
 
 def _checked_fallback(mode: str) -> FallbackMode:

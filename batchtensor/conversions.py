@@ -56,7 +56,25 @@ CONVERTERS: dict[type, Any] = {}
 _NUMPY = vars(np)  # one dict update swaps them all (a tenth of nine setattr calls)
 _lock = threading.Lock()
 _users = 0  # levels open on all threads together
-_in = False  # whether the replacements are installed (enter / leave)
+_full_users = 0  # of those, the ones whose passes want every replacement (enter(full=True))
+_in = False  # whether every replacement is installed (enter / leave)
+_in_always = False  # whether the replacements every pass needs are (all but LEAN_SKIPS)
+#: What a lean pass (``enter(full=False)``: the first pass of a function, outside any other
+#: vmap) goes without: the replacements in these namespaces only turn what NumPy's own code
+#: would refuse into a vectorised call. Without them a batched value meets NumPy's own
+#: function, which converts it (``__array__``: a refused conversion, noted by
+#: ``errors.note_refusal``) or writes it into an array it made (``SharedWriteError``, noted
+#: too), so the vmap sees the refusal and runs a full pass (``api.VmapFunction._pass``):
+#: NumPy's conversions, the names ``undispatched`` and ``buffers`` replace in ``numpy`` and
+#: ``numpy.linalg``, ``np.vectorize``'s call, ``as_strided`` (NumPy's converts its argument
+#: with ``np.array`` first), and ``numpy.ma`` with ``MaskedArray``'s
+#: ``__new__`` / ``__getitem__`` (a lean pass holds no masked batched value: those come from
+#: masked arguments, which take full passes, or from these replacements). Every other
+#: replacement goes in for every pass: ``numpy.random``'s (without them each example would
+#: get the same draw, with no error), the rules of foreign functions (a rule registered for a
+#: function takes effect in every pass), and the answers to type questions libraries ask.
+LEAN_SKIPS = frozenset(map(id, (np, vars(np), np.linalg, np.ma, np.vectorize,
+                                np.ma.MaskedArray, np.lib.stride_tricks)))
 _replacements: dict[str, Any] = {}
 
 
@@ -243,20 +261,32 @@ class _Swap:
 
 _swaps: list[_Swap] = []  # numpy's conversions first, built at the first enter()
 #: the calls that install and restore every swap (``_plan``); None after ``_swaps`` changed
-_plans: tuple[list[tuple[Any, ...]], list[tuple[Any, ...]]] | None = None
+_plans: tuple[list, list, list, list] | None = None
 
 
-def _plan() -> tuple[list[tuple[Any, ...]], list[tuple[Any, ...]]]:
-    """``_swaps`` as two lists of ``(function, *arguments)``, run by ``_run`` in C (one
+def _is_always(swap: _Swap) -> bool:
+    """Whether every pass needs ``swap``, a lean one too (``LEAN_SKIPS``)."""
+    ns = swap.namespace
+    owner = ns.module if type(ns) is _ClassSwitch else \
+        ns.cls if type(ns) is _ClassAttributes else ns
+    return id(owner) not in LEAN_SKIPS
+
+
+Plan = list[tuple[Any, ...]]
+
+
+def _plan() -> tuple[Plan, Plan, Plan, Plan]:
+    """``_swaps`` as lists of ``(function, *arguments)``, run by ``_run`` in C (one
     ``starmap``): a swap costs its ``dict.update`` or ``setattr`` alone, where a Python loop
     over the swaps' own ``update`` methods cost about as much again per swap (with SciPy's
-    modules imported, about 50 swaps each way per outermost vmap call)."""
+    modules imported, about 50 swaps each way per outermost vmap call). Four lists: install
+    and restore the swaps every pass needs, install and restore those of ``LEAN_SKIPS``."""
     global _plans
     plans = _plans
     if plans is None:
-        install: list[tuple[Any, ...]] = []
-        restore: list[tuple[Any, ...]] = []
+        lists: tuple[Plan, Plan, Plan, Plan] = ([], [], [], [])
         for swap in _swaps:
+            install, restore = lists[0:2] if _is_always(swap) else lists[2:4]
             ns = swap.namespace
             if type(ns) is _ClassSwitch:
                 install.append((setattr, ns.module, "__class__", swap.replacements))
@@ -267,8 +297,13 @@ def _plan() -> tuple[list[tuple[Any, ...]], list[tuple[Any, ...]]]:
             else:  # a namespace: its dicts themselves (names added later are in them)
                 install.append((dict.update, ns, swap.replacements))
                 restore.append((dict.update, ns, swap.originals))
-        plans = _plans = (install, restore)
+        plans = _plans = lists
     return plans
+
+
+def _live(swap: _Swap) -> bool:
+    """Whether ``swap``'s tier is installed now (a swap added then goes in at once)."""
+    return _in_always if _is_always(swap) else _in
 
 
 def _run(calls: list[tuple[Any, ...]]) -> None:
@@ -309,7 +344,7 @@ def intercept(module: Any, name: str, replacement: Any, *, by_class: bool = Fals
             _changed()
         swap.originals.setdefault(name, namespace[name])
         swap.replacements[name] = replacement
-        if _users and installed():
+        if _users and _live(swap):
             namespace[name] = replacement
 
 
@@ -367,7 +402,7 @@ def intercept_attribute(cls: type, name: str, replacement: Any) -> None:
         swap = _Swap(_ClassAttributes(cls), {name: vars(cls)[name]}, {name: replacement})
         _swaps.append(swap)
         _changed()
-        if _users and installed():
+        if _users and _live(swap):
             swap.namespace.update(swap.replacements)
 
 
@@ -384,7 +419,7 @@ def _intercept_by_class(module: Any, name: str, replacement: Any) -> None:
             _swaps.append(swap)
             _changed()
         setattr(swap.replacements, name, _Shadow(replacement, name))
-        if _users and installed():
+        if _users and _live(swap):
             module.__class__ = swap.replacements
 
 
@@ -399,13 +434,13 @@ def release(module: Any, name: str) -> None:
                 if name in vars(shadowing):
                     delattr(shadowing, name)
                     if not any(type(v) is _Shadow for v in vars(shadowing).values()):
-                        if _users and installed():
+                        if _users and _live(swap):
                             module.__class__ = swap.originals
                         _swaps.remove(swap)
                         _changed()
                     return
             elif swap.namespace is namespace and name in swap.replacements:
-                if _users and installed():
+                if _users and _live(swap):
                     namespace[name] = swap.originals[name]
                 del swap.replacements[name], swap.originals[name]
                 if not swap.replacements:
@@ -423,9 +458,10 @@ on_new_modules: list = []
 _modules_seen = 0  # len(sys.modules) when on_new_modules last ran
 
 
-def enter() -> None:
-    """A vmap level opens: the first one (on any thread) installs the replacements."""
-    global _users, _modules_seen, _in
+def enter(full: bool = True) -> None:
+    """A vmap level opens: the first one (on any thread) installs the replacements; with
+    ``full=False`` (a lean pass) all but those of ``LEAN_SKIPS``, until a full one opens."""
+    global _users, _full_users, _modules_seen, _in, _in_always
     if not _users:
         for hook in before_first_enter:
             hook()
@@ -435,26 +471,37 @@ def enter() -> None:
                 hook()
     _lock.acquire()
     _users += 1
+    _full_users += full
     # (not only at the first level: a thread that opened the first one with the replacements
     # off, ``bt.config(intercept_numpy=False)``, must not keep them off for the levels other
     # threads open meanwhile; each replacement asks its own thread's setting)
-    if not _in and config.intercept_numpy:
+    if (not _in_always or full and not _in) and config.intercept_numpy:
         if not _replacements:
             _replacements.update(_build())
         if not _swaps or _swaps[0].replacements is not _replacements:  # (always first)
             _swaps.insert(0, _Swap(_NUMPY, ORIGINALS, _replacements))
             _changed()
-        _run(_plan()[0])
-        _in = True
+        plans = _plan()
+        if not _in_always:
+            _run(plans[0])
+            _in_always = True
+        if full and not _in:
+            _run(plans[2])
+            _in = True
     _lock.release()
 
 
-def leave() -> None:
-    """A vmap level closes: the last one puts the original functions back."""
-    global _users, _in
+def leave(full: bool = True) -> None:
+    """A vmap level closes: the last one puts the original functions back (the last full
+    one, those of ``LEAN_SKIPS``)."""
+    global _users, _full_users, _in, _in_always
     _lock.acquire()
     _users -= 1
-    if _users == 0 and _in:
-        _run(_plan()[1])
+    _full_users -= full
+    if _full_users == 0 and _in:
+        _run(_plan()[3])
         _in = False
+    if _users == 0 and _in_always:
+        _run(_plan()[1])
+        _in_always = False
     _lock.release()

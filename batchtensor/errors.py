@@ -73,6 +73,7 @@ class SharedWriteError(BatchingError):
         self.level = level
         # the arrays written (the dispatcher fills them in)
         self.targets: tuple[Any, ...] | None = None
+        _refusals.count += 1  # (refusal_mark: a lean pass that made one is not used)
 
 
 class RandomOrderError(BatchingError):
@@ -119,6 +120,13 @@ def unbatched_out_error(name: str, target: str = "out=") -> SharedWriteError:
 
 _last_refusal = threading.local()
 
+
+class _Refusals(threading.local):
+    count = 0  # refused conversions and writes on this thread (``refusal_mark``)
+
+
+_refusals = _Refusals()
+
 #: NumPy's own errors (type, start of the message) that replace the error of a conversion its
 #: C code attempted: ``plain.flat[i] = batched``, ``plain.reshape(batched_size)``
 SWALLOWING = ((ValueError, "Error setting single item of array."),
@@ -129,6 +137,19 @@ def note_refusal(level: Any, what: str) -> None:
     """A BatchedTensor of ``level`` refused to be converted (``what``): remembered on this
     thread, for NumPy's errors that replace the refusal (``SWALLOWING``)."""
     _last_refusal.value = (level, what)
+    _refusals.count += 1
+
+
+class LeanPassStopped(BatchingError):
+    """A lean pass met what a full one might vectorise (``levels.Level.lean``); vmap runs a
+    full pass instead. Never reaches the user."""
+
+
+def refusal_mark() -> int:
+    """How many conversions (``note_refusal``) and writes (``SharedWriteError``) were refused
+    on this thread so far: a pass that sees it change met a refusal somewhere, whether or not
+    an error came out of it (the function or NumPy may have caught it)."""
+    return _refusals.count
 
 
 def swallowed_refusal(exc: BaseException) -> tuple[Any, str] | None:

@@ -57,6 +57,11 @@ class _Log(list[tuple[Any, Path]]):
         if note:
             self.notes[len(self) - 1] = note
 
+    def rewind(self, n: int) -> None:
+        """Forget the calls after the first ``n`` (``registry.record_rewind``)."""
+        del self[n:], self.times[n:]
+        self.notes = {i: note for i, note in self.notes.items() if i < n}
+
     def whole_function(self, func: str, reason: str, where: str, groups: int) -> None:
         if threading.get_ident() == self.thread:
             self.whole.append((func, reason, where, groups))

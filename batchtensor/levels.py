@@ -58,7 +58,7 @@ class Level:
     __slots__ = ("id", "size", "alive", "randomness", "offset", "like", "outermost",
                  "per_example", "ended_session", "inputs", "watches_writes", "saved",
                  "buffers", "pass_frame", "returned", "group_pass", "drew_numpy",
-                 "caught", "__weakref__")
+                 "caught", "lean", "__weakref__")
 
     outermost: bool  # (set by open_level)
 
@@ -106,6 +106,10 @@ class Level:
         # Whether plain NumPy randomness drew here (``numpy_streams.draw``): the loop draws
         # such streams example after example, so chunks then run in order, in this thread.
         self.drew_numpy = False
+        # A lean pass (``api.VmapFunction._pass``): without most of NumPy's replacements, so
+        # an op the per-op loop would serve (``boxed.loop.announce_loop``) stops the pass for
+        # a full one instead, which may give that op a vectorised call.
+        self.lean = False
 
     def __repr__(self) -> str:
         state = "alive" if self.alive else "closed"
@@ -347,6 +351,14 @@ def resume_session(level: Level) -> None:
         _state.session = level.ended_session
     for hook in rerun_hooks:
         hook(level)
+
+
+def rewind_session(tick: int) -> None:
+    """Put this thread's random session back at ``tick`` (a pass over the same examples runs
+    again in place of one that drew and whose result is not used: ``api``'s lean passes)."""
+    session = _state.session
+    if session is not None:
+        session.tick = tick
 
 
 @contextmanager

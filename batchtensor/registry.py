@@ -398,6 +398,22 @@ def record(op, path: Path, note: str | None = None) -> None:
             log.add(op, path, note)
 
 
+def record_mark() -> list[int]:
+    """How long every open log is now (``record_rewind`` drops what comes after)."""
+    return [len(log) for log in RECORDERS]
+
+
+def record_rewind(mark: list[int]) -> None:
+    """Drop what the logs got since ``mark``: the calls of a pass whose result is not used
+    because another pass runs the same examples instead (``api.VmapFunction._pass``)."""
+    for log, n in zip(RECORDERS, mark):
+        rewind = getattr(log, "rewind", None)
+        if rewind is not None:
+            rewind(n)
+        else:
+            del log[n:]
+
+
 # ---- physical array types -----------------------------------------------------------------------
 _PHYSICAL_TYPES: dict[type, bool] = {np.ndarray: True}
 

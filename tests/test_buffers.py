@@ -281,7 +281,8 @@ def test_local_buffer_behaves_as_the_plain_array():
         assert c.T.shape == (3, 2) and np.concatenate([c, b]).shape == (4, 3)
         return x
 
-    vectorised(f, X)
+    with bt.config(lean_passes=False):  # (a lean pass makes plain arrays: no buffer)
+        vectorised(f, X)
     assert kinds[0] is buffers.LocalBuffer and kinds[-1] is np.ndarray  # vmap, then the loop
 
 
@@ -761,7 +762,8 @@ def test_a_buffer_kept_from_an_earlier_pass_is_shared_state():
     """A buffer that outlives its pass is one array for every later call: a batched write
     into it in another vmap is refused (the rerun writes into it as the loop does), never a
     promotion that would change it behind the caller's back."""
-    bt.vmap(_keep_a_buffer)(X)
+    with bt.config(lean_passes=False):  # (a lean pass makes plain arrays: no buffer)
+        bt.vmap(_keep_a_buffer)(X)
     with pytest.raises(TypeError, match="made by an earlier vmap pass"):
         bt.vmap(_write_into_the_kept_one, fallback="error")(X)
     with pytest.warns(bt.PerformanceWarning, match="reruns once per example"):

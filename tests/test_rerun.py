@@ -108,9 +108,10 @@ def test_numpy_is_pristine_after_a_vmap_returns_raises_or_runs_on_another_thread
     started, release = threading.Event(), threading.Event()
 
     def hold(x):
+        y = np.asarray(x)  # (a conversion: the pass that waits below is a full one, _pass)
         started.set()
         release.wait(5)
-        return x
+        return y
 
     t = threading.Thread(target=lambda: bt.vmap(hold)(X))
     t.start()
@@ -619,3 +620,118 @@ def test_a_skipped_pass_writes_into_inputs_and_draws_as_the_rerun_did():
     assert_same(results[0], X + noise * (noise.sum(axis=1, keepdims=True) > 0))
     assert_same(results[1], results[0])
     assert_same(results[2], results[0])
+
+
+# ---- lean passes: without the replacements that only turn refusals into vectorised calls ------
+# (each test records in its own function: what vmap learns is kept by the function's code)
+def _replaced() -> bool:
+    return np.asarray is not conversions.ORIGINALS["asarray"]
+
+
+def test_a_function_that_needs_no_replacement_runs_lean():
+    seen = []
+
+    def f(x):
+        seen.append(_replaced())
+        return np.tanh(x).sum() * 2.0
+
+    for _ in range(2):
+        assert_same(bt.vmap(f)(X), np.tanh(X).sum(axis=1) * 2.0)
+    assert seen == [False, False]
+    assert numpy_is_pristine()
+
+
+def test_a_refusal_in_a_lean_pass_runs_a_full_one_and_every_later_vmap_of_the_code_too():
+    seen = []
+
+    def f(x):
+        seen.append(_replaced())
+        return np.asarray(x) * 2.0
+
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")  # (vectorised: no rerun, no warning)
+        assert_same(bt.vmap(f)(X), X * 2.0)
+        assert seen == [False, True]  # the lean pass refused, the full one went on
+        assert_same(bt.vmap(f, fallback="error")(X), X * 2.0)  # a new vmap of the same code
+    assert seen == [False, True, True]
+    with bt.config(lean_passes=False):
+        def g(x):
+            seen.append(_replaced())
+            return x
+        bt.vmap(g)(X)
+    assert seen[-1] is True
+
+
+@pytest.mark.parametrize("fallback", ["warn", "error"])
+def test_a_lean_pass_that_wrote_before_its_refusal_leaves_the_inputs_as_the_loop(fallback):
+    def f(x):
+        x *= 2.0  # reaches the caller's array: once, as the loop does
+        return np.ascontiguousarray(x)[::-1]
+
+    xs, want_in = X.copy(), X.copy()
+    want = loop_vmap(f)(want_in)
+    assert_same(bt.vmap(f, fallback=fallback)(xs), want)
+    np.testing.assert_array_equal(xs, want_in)
+
+
+def test_a_refusal_caught_by_the_function_in_a_lean_pass_runs_a_full_one():
+    def f(x):
+        try:
+            a = np.array(x, copy=True)  # refused in a lean pass, and caught here
+        except TypeError:
+            a = np.zeros_like(x)  # a path no example of the loop takes
+        return a + 1.0
+
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        assert_same(bt.vmap(f)(X), X + 1.0)
+
+
+def test_a_bool_written_into_a_plain_array_in_a_lean_pass_is_a_buffer_write_in_the_full_one():
+    def f(x):
+        out = np.zeros(2, bool)
+        out[0] = x[0] > 0  # the examples disagree: NumPy's bool() of it in a lean pass
+        return out
+
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")  # (no groups, no rerun: a buffer)
+        assert_same(bt.vmap(f)(X), loop_vmap(f)(X))
+
+
+def test_an_error_of_the_function_itself_is_raised_from_the_lean_pass():
+    calls = []
+
+    def f(x):
+        calls.append(_replaced())
+        raise KeyError("boom")
+
+    with pytest.raises(KeyError):
+        bt.vmap(f)(X)
+    assert calls == [False]
+
+
+def test_numpy_random_in_a_lean_pass_draws_per_example():
+    seen = []
+
+    def f(x):
+        seen.append(_replaced())
+        return x + np.random.normal(size=x.shape)
+
+    np.random.seed(5)
+    got = bt.vmap(f, randomness="different")(X)
+    assert seen == [False]  # lean, and yet the loop's draws
+    np.random.seed(5)
+    assert_same(got, loop_vmap(f)(X))
+
+
+def test_a_masked_or_other_argument_takes_the_full_pass():
+    seen = []
+
+    def f(x, m):
+        seen.append(_replaced())
+        return x * m.sum()
+
+    m = np.ma.masked_array([1.0, 2.0, 3.0], mask=[0, 1, 0])
+    got = bt.vmap(f, in_axes=(0, None))(X, m)
+    assert seen == [True]
+    assert_same(got, loop_vmap(f, (0, None))(X, m))

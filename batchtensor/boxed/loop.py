@@ -10,8 +10,9 @@ import numpy as np
 
 from ..config import config
 from ..diagnostics import user_stacklevel
-from ..errors import (BatchingError, DataDependentError, PerformanceWarning,
-                      SharedWriteError, unbatched_out_error)
+from ..errors import (BatchingError, DataDependentError, LeanPassStopped, PerformanceWarning,
+                      SharedWriteError, note_refusal, unbatched_out_error)
+from ..levels import active_levels
 from ..pytree import flatten, unflatten
 from ..registry import op_name, slots
 from ..plumbing import innermost
@@ -98,6 +99,10 @@ def announce_loop(name: str, why: str | None = None) -> None:
     """The per-op loop is about to serve ``name``: an error under ``fallback="error"``, else a
     PerformanceWarning, once per name (unless ``"silent"``). ``why``: what makes it loop,
     where that is not a missing batch rule."""
+    lean = [lv for lv in active_levels() if lv.lean]
+    if lean:
+        note_refusal(lean[0], name)  # (the pass is not used even where f catches the error)
+        raise LeanPassStopped(name)
     mode = config.fallback
     reason = why or "has no batch rule for these arguments"
     if mode == "error":

@@ -52,7 +52,7 @@ import numpy as np
 from numpy.lib.array_utils import normalize_axis_tuple
 
 from ..diagnostics import only_truth_tested
-from ..errors import DataDependentError
+from ..errors import DataDependentError, note_refusal
 from ..levels import Level
 from ..registry import slots
 from ..tensor import BatchedTensor, batch_axes_in_front, new_batched
@@ -269,7 +269,9 @@ class Ragged:
         raise self.no_batched_meaning("bool()")
 
     def __array__(self, dtype=None, copy=None):
-        raise self.no_batched_meaning("converting the selection to an array")
+        what = "converting the selection to an array"
+        note_refusal(self._level, what)  # (NumPy's own conversion: a lean pass is not used)
+        raise self.no_batched_meaning(what)
 
     def __getitem__(self, key):
         raise self.no_batched_meaning("indexing the selection")
