@@ -163,3 +163,25 @@ def vectorised_bit_exact(f: Callable, *args: Any, in_axes: Any = 0) -> None:
     """``no_rerun`` of ``f`` equal to the loop's result bit for bit (``assert_same_bits``)."""
     want = loop_vmap(f, in_axes)(*args)
     assert_same_bits(no_rerun(f, *args, in_axes=in_axes), want)
+
+
+def random_examples(rng: np.random.Generator, n: int, dtype: Any = np.float64,
+                    k: int = 5) -> np.ndarray:
+    """``n`` examples of ``k`` values of ``dtype`` from ``rng``: normal draws times 4, rounded
+    for integer dtypes (a test file passes its own seeded generator)."""
+    xs = rng.normal(size=(n, k)) * 4
+    return xs.astype(dtype) if np.dtype(dtype).kind == "f" else np.round(xs).astype(dtype)
+
+
+def nested_bit_exact(f: Callable, xs: np.ndarray) -> None:
+    """``bt.vmap(bt.vmap(f))`` over the first two axes of ``xs``: one vectorised pass at each
+    level (a rerun or the per-op loop raises), equal bit for bit to the nested loop's."""
+    import warnings
+
+    import batchtensor as bt
+
+    want = loop_vmap(loop_vmap(f))(xs)
+    with warnings.catch_warnings():
+        warnings.simplefilter("error", bt.PerformanceWarning)
+        got = bt.vmap(bt.vmap(f), fallback="error")(xs)
+    assert_same_bits(got, want)

@@ -16,7 +16,7 @@ import pyfloat_cases as cases
 import pyfloat_not_learnt
 import pytest
 from loop_reference import (assert_same, assert_same_bits, loop_vmap, no_rerun, on_threads,
-                            vectorised_bit_exact)
+                            nested_bit_exact, random_examples, vectorised_bit_exact)
 
 import batchtensor as bt
 from batchtensor import pyfloat
@@ -25,13 +25,7 @@ RNG = np.random.default_rng(7)
 DTYPES = [np.float32, np.float64, np.int64, np.float16]
 
 
-def _xs(n, dtype=np.float64, k=5):
-    xs = RNG.normal(size=(n, k)) * 4
-    return xs.astype(dtype) if np.dtype(dtype).kind == "f" else np.round(xs).astype(dtype)
-
-
-_same_exactly, _no_rerun = assert_same_bits, no_rerun  # (loop_reference's)
-_vectorised_like_the_loop = vectorised_bit_exact
+_xs = functools.partial(random_examples, RNG)  # (this file's own seeded draws)
 
 
 def _reruns_like_the_loop(f, *args, in_axes=0):
@@ -62,9 +56,9 @@ def test_supported_uses_stay_vectorised(name, dtype, n):
             warnings.simplefilter("always", bt.PerformanceWarning)
             got = bt.vmap(f)(xs)
         assert not [w for w in caught if "reruns once per example" in str(w.message)]
-        _same_exactly(got, want)
+        assert_same_bits(got, want)
         return
-    _vectorised_like_the_loop(f, xs)
+    vectorised_bit_exact(f, xs)
 
 
 def test_branches_on_a_weak_float_run_as_groups():
@@ -74,8 +68,8 @@ def test_branches_on_a_weak_float_run_as_groups():
     want = loop_vmap(cases.branches)(xs)
     with pytest.warns(bt.PerformanceWarning, match="each group of examples"):
         got = bt.vmap(cases.branches)(xs)
-    _same_exactly(got, want)
-    _vectorised_like_the_loop(cases.branches, np.abs(xs))  # examples that agree
+    assert_same_bits(got, want)
+    vectorised_bit_exact(cases.branches, np.abs(xs))  # examples that agree
 
 
 def test_nan_and_minus_zero_per_example():
@@ -84,8 +78,8 @@ def test_nan_and_minus_zero_per_example():
     want = loop_vmap(cases.nan_and_zero)(xs)
     with warnings.catch_warnings():
         warnings.simplefilter("ignore", bt.PerformanceWarning)  # (s == s disagrees: groups)
-        _same_exactly(bt.vmap(cases.nan_and_zero)(xs), want)
-    _vectorised_like_the_loop(cases.arithmetic, xs)
+        assert_same_bits(bt.vmap(cases.nan_and_zero)(xs), want)
+    vectorised_bit_exact(cases.arithmetic, xs)
 
 
 ARRAY_DTYPES = [np.float16, np.float32, np.float64, np.int8, np.int64, np.uint8, np.bool_,
@@ -105,8 +99,8 @@ def test_ufuncs_with_arrays_cast_the_weak_float_as_numpy(adtype, xdtype):
     with warnings.catch_warnings():
         warnings.simplefilter("ignore", RuntimeWarning)  # (overflow in the cast: the loop too)
         f = cases.with_complex_array if adtype is np.complex64 else cases.with_array
-        _vectorised_like_the_loop(f, xs, a, in_axes=(0, None))
-        _vectorised_like_the_loop(cases.strong_after, xs, a, in_axes=(0, None))
+        vectorised_bit_exact(f, xs, a, in_axes=(0, None))
+        vectorised_bit_exact(cases.strong_after, xs, a, in_axes=(0, None))
 
 
 @pytest.mark.parametrize("name", ["add", "subtract", "multiply", "true_divide", "less",
@@ -119,18 +113,18 @@ def test_binary_ufuncs_match_numpys_python_float_operand(name, adtype):
     xs[:, 1] = [0.1, -1e-30, 3.4028235e38]
     a = (RNG.normal(size=6) * 5).astype(adtype)
     with np.errstate(all="ignore"):
-        _vectorised_like_the_loop(cases.ufunc_of(name), xs, a, in_axes=(0, None))
+        vectorised_bit_exact(cases.ufunc_of(name), xs, a, in_axes=(0, None))
 
 
 def test_batched_float32_values_keep_their_dtype():
     xs = _xs(3, np.float32)
-    got = _no_rerun(cases.with_batched, xs)
+    got = no_rerun(cases.with_batched, xs)
     assert got[0].dtype == np.float32  # x + s: float32, as in the loop
-    _vectorised_like_the_loop(cases.with_batched, xs)
+    vectorised_bit_exact(cases.with_batched, xs)
 
 
 def test_isinstance_float_is_true_as_in_the_loop():
-    _vectorised_like_the_loop(cases.kind, _xs(3))
+    vectorised_bit_exact(cases.kind, _xs(3))
     w = object.__new__(pyfloat.WeakFloat)  # (no value: the class answers)
     assert isinstance(w, float) and type(w) is pyfloat.WeakFloat
     import numbers
@@ -145,7 +139,7 @@ def test_a_weak_float_made_again_by_its_type_reruns(dtype):
 
 @pytest.mark.parametrize("dtype", [np.float32, np.int64])
 def test_batch_size_zero_after_learning_is_empty_float64(dtype):
-    _vectorised_like_the_loop(cases.chained, _xs(2, dtype))  # (learnt by now)
+    vectorised_bit_exact(cases.chained, _xs(2, dtype))  # (learnt by now)
     got = bt.vmap(cases.chained)(_xs(0, dtype))
     assert got.shape == (0,) and got.dtype == np.float64
 
@@ -154,11 +148,7 @@ def test_batch_size_zero_after_learning_is_empty_float64(dtype):
 def test_nested_vmaps():
     xs = _xs(6, np.float32).reshape(2, 3, 5)
     for f in (cases.chained, cases.arithmetic, cases.with_batched, cases.in_containers):
-        want = loop_vmap(loop_vmap(f))(xs)
-        with warnings.catch_warnings():
-            warnings.simplefilter("error", bt.PerformanceWarning)
-            got = bt.vmap(bt.vmap(f), fallback="error")(xs)
-        _same_exactly(got, want)
+        nested_bit_exact(f, xs)
 
 
 def test_nested_vmaps_branching_per_cell():
@@ -167,7 +157,7 @@ def test_nested_vmaps_branching_per_cell():
     with warnings.catch_warnings():
         warnings.simplefilter("ignore", bt.PerformanceWarning)
         got = bt.vmap(bt.vmap(cases.branches))(xs)
-    _same_exactly(got, want)
+    assert_same_bits(got, want)
 
 
 def test_an_inner_float_of_a_value_of_the_outer_level():
@@ -176,7 +166,7 @@ def test_an_inner_float_of_a_value_of_the_outer_level():
     with warnings.catch_warnings():
         warnings.simplefilter("error", bt.PerformanceWarning)
         got = bt.vmap(cases.nested_value_of_outer, fallback="error")(xs, ys)
-    _same_exactly(got, want)
+    assert_same_bits(got, want)
 
 
 # ---- what refuses reruns per example, with the loop's result -----------------------------------
@@ -194,7 +184,7 @@ def test_uses_it_cannot_prove_rerun_with_the_loops_result(name):
     xs = _xs(3)
     if REFUSED[name] == "zero":
         xs[1, 0] = 0.0  # Python raises ZeroDivisionError for this example only
-        _vectorised_like_the_loop(getattr(cases, name), np.abs(xs[[0, 2]]) + 1)
+        vectorised_bit_exact(getattr(cases, name), np.abs(xs[[0, 2]]) + 1)
     _reruns_like_the_loop(getattr(cases, name), xs)
 
 
@@ -213,13 +203,13 @@ def test_a_module_that_uses_float_otherwise_is_never_given_one():
     xs = _xs(3)
     for f in (pyfloat_not_learnt.halved, pyfloat_not_learnt.uses_dtype):
         for _ in range(2):  # (the second call starts from what the first learnt)
-            _vectorised_like_the_loop(f, xs)
+            vectorised_bit_exact(f, xs)
     assert "float" not in vars(pyfloat_not_learnt)
 
 
 def test_the_module_is_pristine_after_a_pass_and_after_an_error():
     xs = _xs(3)
-    _no_rerun(cases.chained, xs)
+    no_rerun(cases.chained, xs)
     assert "float" not in vars(cases)
     xs[0, 0] = 0.0
     with pytest.raises(ZeroDivisionError):  # the loop's error, from the rerun
@@ -237,7 +227,7 @@ def test_threads_outside_vmap_get_the_builtins_float():
     def run(i):
         for _ in range(20):
             if i % 2:
-                _same_exactly(_no_rerun(cases.chained, xs), want)
+                assert_same_bits(no_rerun(cases.chained, xs), want)
             else:
                 r = cases.total(xs[0])
                 assert type(r) is float and r == float(np.sum(xs[0]))
@@ -257,14 +247,14 @@ def test_scipy_boolean_distances_stay_vectorised(n):
     u, v = _bools(n), _bools(n)
     u[:, 0] = v[:, 0] = True  # (no example with an empty union: SciPy divides by it)
     for f in (distance.rogerstanimoto, distance.russellrao, distance.sokalsneath):
-        _vectorised_like_the_loop(f, u, v)
+        vectorised_bit_exact(f, u, v)
 
 
 @pytest.mark.parametrize("dtype", [np.float32, np.float64])
 def test_sklearn_d2_tweedie_score(dtype):
     metrics = pytest.importorskip("sklearn.metrics", reason="scikit-learn is a test extra")
     y, p = np.abs(_xs(3, dtype)) + 0.5, np.abs(_xs(3, dtype)) + 0.5
-    _vectorised_like_the_loop(functools.partial(metrics.d2_tweedie_score, power=1.5), y, p)
+    vectorised_bit_exact(functools.partial(metrics.d2_tweedie_score, power=1.5), y, p)
 
 
 @pytest.mark.parametrize("dtype", [np.float32, np.float64])
@@ -274,4 +264,4 @@ def test_sklearn_calinski_harabasz_score(dtype):
     metrics = pytest.importorskip("sklearn.metrics", reason="scikit-learn is a test extra")
     X = _xs(3 * 12, dtype, 2).reshape(3, 12, 2)
     labels = np.tile(np.arange(3), 4)
-    _vectorised_like_the_loop(metrics.calinski_harabasz_score, X, labels, in_axes=(0, None))
+    vectorised_bit_exact(metrics.calinski_harabasz_score, X, labels, in_axes=(0, None))

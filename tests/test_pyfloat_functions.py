@@ -4,6 +4,7 @@ of each pass, the module's globals never change. Against the per-example loop, b
 
 from __future__ import annotations
 
+import functools
 import math
 import warnings
 
@@ -11,7 +12,7 @@ import numpy as np
 import pyfloat_functions as fns
 import pytest
 from loop_reference import (assert_same, assert_same_bits, loop_vmap, no_rerun, on_threads,
-                            vectorised_bit_exact)
+                            nested_bit_exact, random_examples, vectorised_bit_exact)
 
 import batchtensor as bt
 
@@ -19,20 +20,14 @@ RNG = np.random.default_rng(11)
 DTYPES = [np.float64, np.float32, np.int64, np.float16]
 
 
-def _xs(n, dtype=np.float64, k=5):
-    xs = RNG.normal(size=(n, k)) * 4
-    return xs.astype(dtype) if np.dtype(dtype).kind == "f" else np.round(xs).astype(dtype)
-
-
-_same_exactly, _no_rerun = assert_same_bits, no_rerun  # (loop_reference's)
-_vectorised_like_the_loop = vectorised_bit_exact
+_xs = functools.partial(random_examples, RNG)  # (this file's own seeded draws)
 
 
 def _reruns_like_the_loop(f, *args):
     want = loop_vmap(f)(*args)
     with pytest.warns(bt.PerformanceWarning, match="reruns once per example"):
         got = bt.vmap(f)(*args)
-    _same_exactly(got, want)
+    assert_same_bits(got, want)
 
 
 def _pristine():
@@ -64,7 +59,7 @@ def compile_consts(name):
 @pytest.mark.parametrize("name", ["float_as_value", "calls_a_helper", "in_a_comprehension"])
 def test_float_in_a_function_stays_vectorised(name, dtype, n):
     f = getattr(fns, name)
-    _vectorised_like_the_loop(f, _xs(n, dtype))
+    vectorised_bit_exact(f, _xs(n, dtype))
     _pristine()
 
 
@@ -72,35 +67,31 @@ def test_the_builtin_float_is_what_other_uses_see():
     """``isinstance(v, float)``, ``dtype=float``, ``float.fromhex`` in the learnt function
     read the builtin: only the calls are rewritten."""
     xs = _xs(3)
-    _vectorised_like_the_loop(fns.float_as_value, xs)
-    got = _no_rerun(fns.float_as_value, xs)
+    vectorised_bit_exact(fns.float_as_value, xs)
+    got = no_rerun(fns.float_as_value, xs)
     assert got[2].dtype == np.float64 and got[1].dtype == np.bool_ and got[1].all()
 
 
 def test_transposed_and_unbatched_arguments():
     xs = _xs(3).T.copy()
-    _vectorised_like_the_loop(fns.roots, xs, in_axes=1)
+    vectorised_bit_exact(fns.roots, xs, in_axes=1)
     y = _xs(1)[0]
-    _vectorised_like_the_loop(lambda x, c: fns.float_as_value(x + c), _xs(3), y,
+    vectorised_bit_exact(lambda x, c: fns.float_as_value(x + c), _xs(3), y,
                               in_axes=(0, None))
 
 
 def test_batch_size_zero_after_learning():
-    _vectorised_like_the_loop(fns.float_as_value, _xs(2))
+    vectorised_bit_exact(fns.float_as_value, _xs(2))
     got = bt.vmap(fns.float_as_value)(_xs(0))
     assert got[0].shape == (0,) and got[0].dtype == np.float64
-    _vectorised_like_the_loop(fns.roots, _xs(2))
+    vectorised_bit_exact(fns.roots, _xs(2))
     assert bt.vmap(fns.roots)(_xs(0))[0].shape == (0,)
 
 
 def test_nested_vmaps():
     xs = _xs(6, np.float32).reshape(2, 3, 5)
     for f in (fns.float_as_value, fns.roots, fns.logs, fns.in_a_comprehension):
-        want = loop_vmap(loop_vmap(f))(xs)
-        with warnings.catch_warnings():
-            warnings.simplefilter("error", bt.PerformanceWarning)
-            got = bt.vmap(bt.vmap(f), fallback="error")(xs)
-        _same_exactly(got, want)
+        nested_bit_exact(f, xs)
     _pristine()
 
 
@@ -109,7 +100,7 @@ def test_nested_vmaps():
 @pytest.mark.parametrize("n", [1, 4])
 @pytest.mark.parametrize("name", ["roots", "logs", "tests"])
 def test_math_stays_vectorised(name, dtype, n):
-    _vectorised_like_the_loop(getattr(fns, name), _xs(n, dtype))
+    vectorised_bit_exact(getattr(fns, name), _xs(n, dtype))
 
 
 def test_math_of_special_values():
@@ -118,9 +109,9 @@ def test_math_of_special_values():
     xs[:, 1] = [np.inf, -np.inf, np.nan, 700.0, -750.0]
     xs[:, 2] = [np.inf, np.nan, 1e300, -0.0, 2.0]
     for f in (fns.sqrt_of_each, fns.tests):
-        _vectorised_like_the_loop(f, xs)
-    _vectorised_like_the_loop(fns.exp_of_each, xs[:, 1:])
-    _vectorised_like_the_loop(fns.log_of_each, np.abs(xs[[0, 2, 4]]))
+        vectorised_bit_exact(f, xs)
+    vectorised_bit_exact(fns.exp_of_each, xs[:, 1:])
+    vectorised_bit_exact(fns.log_of_each, np.abs(xs[[0, 2, 4]]))
 
 
 @pytest.mark.parametrize("f, bad, error", [
@@ -128,7 +119,7 @@ def test_math_of_special_values():
     (fns.log_of_each, -2.0, ValueError), (fns.exp_of_each, 1000.0, OverflowError)])
 def test_math_raises_as_the_loop_where_one_example_does(f, bad, error):
     xs = np.abs(_xs(3)) + 0.5
-    _vectorised_like_the_loop(f, xs)  # (learnt: the other examples stay vectorised)
+    vectorised_bit_exact(f, xs)  # (learnt: the other examples stay vectorised)
     xs[1, 0] = bad
     with pytest.raises(error):
         loop_vmap(f)(xs)
@@ -148,7 +139,7 @@ def test_math_uses_it_cannot_prove_rerun(name):
 # ---- the module and the functions after the passes ------------------------------------------
 def test_pristine_after_an_error_and_after_a_rerun():
     xs = _xs(3)
-    _vectorised_like_the_loop(fns.roots, xs)
+    vectorised_bit_exact(fns.roots, xs)
     with pytest.raises(TypeError):
         bt.vmap(fns.math_then_power, fallback="error")(xs)
     _pristine()
@@ -159,7 +150,7 @@ def test_pristine_after_an_error_and_after_a_rerun():
 def test_threads_outside_vmap_see_the_builtins():
     xs = _xs(3)
     want = loop_vmap(fns.roots)(xs)
-    _vectorised_like_the_loop(fns.roots, xs)
+    vectorised_bit_exact(fns.roots, xs)
 
     def through(x):  # (another vmapped function, learnt on its own: the same patch of roots)
         return fns.roots(x)
@@ -167,9 +158,9 @@ def test_threads_outside_vmap_see_the_builtins():
     def run(i):
         for _ in range(20):
             if i % 3 == 1:
-                _same_exactly(_no_rerun(fns.roots, xs), want)
+                assert_same_bits(no_rerun(fns.roots, xs), want)
             elif i % 3 == 2:
-                _same_exactly(bt.vmap(through, fallback="silent")(xs), want)
+                assert_same_bits(bt.vmap(through, fallback="silent")(xs), want)
             else:  # (may run the rewritten code: its float and math give the builtins')
                 r = fns.roots(xs[0])
                 assert type(r[0]) is float and r[0] == math.sqrt(float(xs[0].sum() ** 2))
@@ -189,7 +180,7 @@ def test_sklearn_classification_metrics_stay_vectorised():
     code = classification.precision_recall_fscore_support.__wrapped__.__code__
     for f in (metrics.f1_score, metrics.precision_score, metrics.zero_one_loss,
               metrics.class_likelihood_ratios):
-        _vectorised_like_the_loop(f, a, b)
+        vectorised_bit_exact(f, a, b)
     assert "float" not in vars(classification)
     assert classification.precision_recall_fscore_support.__wrapped__.__code__ is code
 
@@ -200,9 +191,9 @@ def test_scipy_correlation_and_boxcox_llf_stay_vectorised(dtype):
     from scipy import stats
     u, v = _xs(3, dtype), _xs(3, dtype)
     for f in (distance.cosine, distance.correlation):
-        _vectorised_like_the_loop(f, u, v)
+        vectorised_bit_exact(f, u, v)
     data = np.abs(_xs(1, dtype, 12)[0]) + 0.1
-    _vectorised_like_the_loop(stats.boxcox_llf, np.array([0.5, -1.0, 2.0], dtype), data,
+    vectorised_bit_exact(stats.boxcox_llf, np.array([0.5, -1.0, 2.0], dtype), data,
                               in_axes=(0, None))
 
 
@@ -220,12 +211,12 @@ def test_int_stays_vectorised(name, dtype, n):
     xs = _xs(n, dtype)
     if name == "int_counts":
         xs[:, :2] = np.abs(xs[:, :2]) % 50 + 1  # (no example takes the early return)
-    _vectorised_like_the_loop(getattr(fns, name), xs)
+    vectorised_bit_exact(getattr(fns, name), xs)
 
 
 def test_int_of_floats_truncates_toward_zero():
     xs = np.array([[2.7, -2.7, 0], [-0.5, 0.5, 0], [-0.0, 1e18, 0], [4.5e15, -7.9, 0]])
-    _vectorised_like_the_loop(fns.int_of_floats, xs)
+    vectorised_bit_exact(fns.int_of_floats, xs)
 
 
 def test_int_of_large_values():
@@ -235,9 +226,9 @@ def test_int_of_large_values():
     want = loop_vmap(fns.int_arithmetic)(xs)
     with warnings.catch_warnings():
         warnings.simplefilter("ignore", bt.PerformanceWarning)
-        _same_exactly(bt.vmap(fns.int_arithmetic)(xs), want)
+        assert_same_bits(bt.vmap(fns.int_arithmetic)(xs), want)
     xs[:, 0] = [2 ** 31, -(2 ** 31), 2 ** 40]  # (a * b stays in range)
-    _vectorised_like_the_loop(fns.int_arithmetic, xs)
+    vectorised_bit_exact(fns.int_arithmetic, xs)
     u = np.array([[2 ** 64 - 1, 1], [3, 1]], np.uint64)  # beyond int64: the builtin's, a rerun
     want = loop_vmap(fns.int_of_floats)(u)
     with pytest.warns(bt.PerformanceWarning, match="reruns once per example"):
@@ -254,12 +245,12 @@ def test_int_with_an_array_reruns():
     a, xs = np.arange(4, dtype=np.int8), _xs(3, np.int64)
     want = loop_vmap(fns.int_with_array, (0, None))(xs, a)
     with pytest.warns(bt.PerformanceWarning, match="reruns once per example"):
-        _same_exactly(bt.vmap(fns.int_with_array, (0, None))(xs, a), want)
+        assert_same_bits(bt.vmap(fns.int_with_array, (0, None))(xs, a), want)
 
 
 def test_int_of_nan_raises_as_the_loop():
     xs = _xs(3)
-    _vectorised_like_the_loop(fns.int_of_nan, xs)
+    vectorised_bit_exact(fns.int_of_nan, xs)
     xs[2, 0] = np.nan
     with pytest.raises(ValueError):
         loop_vmap(fns.int_of_nan)(xs)
@@ -275,7 +266,7 @@ def test_int_in_nested_vmaps_and_batch_size_zero():
     want = loop_vmap(loop_vmap(fns.int_arithmetic))(xs)
     with warnings.catch_warnings():
         warnings.simplefilter("error", bt.PerformanceWarning)
-        _same_exactly(bt.vmap(bt.vmap(fns.int_arithmetic), fallback="error")(xs), want)
+        assert_same_bits(bt.vmap(bt.vmap(fns.int_arithmetic), fallback="error")(xs), want)
     got = bt.vmap(fns.int_arithmetic)(_xs(0, np.int64))
     assert got[0].shape == (0,) and got[0].dtype == np.int64
 
@@ -283,7 +274,7 @@ def test_int_in_nested_vmaps_and_batch_size_zero():
 def test_sklearn_adjusted_rand_score_stays_vectorised():
     metrics = pytest.importorskip("sklearn.metrics", reason="scikit-learn is a test extra")
     a, b = RNG.integers(0, 3, (4, 12)), RNG.integers(0, 3, (4, 12))
-    _vectorised_like_the_loop(metrics.adjusted_rand_score, a, b)
+    vectorised_bit_exact(metrics.adjusted_rand_score, a, b)
 
 
 @pytest.mark.parametrize("name", ["type_is_float", "type_in_tuple", "type_named"])
