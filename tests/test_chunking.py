@@ -230,13 +230,15 @@ def test_executor_inside_another_vmap_runs_here(threads):
 
 
 def test_executor_keeps_the_callers_fallback_setting(threads):
-    """The first chunk (here) agrees on float(); a later one, on a worker, does not: with
-    fallback="error" set on this thread only, the worker raises too."""
+    """The first chunk (here) agrees at an ``if``; a later one, on a worker, does not: with
+    fallback="error" set on this thread only, the worker raises too. (An ``if``, not a
+    ``float()``: a float() that an earlier test of this module taught vmap to batch would
+    not raise at all.)"""
     xs = np.arange(16.0).reshape(8, 2)
     xs[:2] = 1.0
-    f = lambda x: x * float(x.sum())  # noqa: E731
+    f = lambda x: x * 2.0 if x.sum() > 10 else x  # noqa: E731
     with bt.config(fallback="error"):
-        with pytest.raises(TypeError, match="float"):
+        with pytest.raises(bt.BatchingError, match="examples 2 to 3"):
             bt.vmap(f, executor=threads, chunk_size=2)(xs)
     np.testing.assert_array_equal(
         bt.vmap(f, executor=threads, chunk_size=2, fallback="silent")(xs), loop(f, xs))
