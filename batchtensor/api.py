@@ -26,7 +26,7 @@ from .errors import (BatchingError, ControlFlowError, DataDependentError, Perfor
 from .foreign import stand_in
 from .masked import BatchedMaskedArray, is_masked_batch
 from .levels import (GroupPass, Level, active_levels, borrowed_session, close_level,
-                     current_level, current_session, open_level, random_scope, restore_inputs,
+                     current_level, current_session, lean_levels, open_level, random_scope, restore_inputs,
                      resume_session, rewind_session, session_epochs, session_tick)
 from .numpy_random import stream_argument
 from .random import PortableEpochs
@@ -122,6 +122,8 @@ class VmapFunction:
         self.progress = progress
         # The common call (arrays in; one pass or "auto" chunks) skips the general handling.
         self._common_call = chunk_size in (None, "auto") and executor is None and not progress
+        # mapped ndarrays of fewer bytes than this take one pass whatever _auto_plan measures
+        self._one_pass_bytes = min(_AUTO_MIN_EXAMPLE_BYTES, chunking.probe_threshold(max_memory))
         self._module = buffers.module_of(func)  # whose names for NumPy make buffers
         self._learnt = buffers.learnt_modules(func)  # modules it calls, swapped alike
         self._floats = pyfloat.learnt_floats(self._learnt)  # modules given a float()
@@ -141,22 +143,24 @@ class VmapFunction:
     def __call__(self, *args: Any, **kwargs: Any) -> Any:
         treedef: TreeDef | None
         chunk: ChunkSize
+        axes: list[Any]
         try:
             in_axes = self.in_axes
-            axes = _array_axes(args, in_axes)
-            if axes is not None and kwargs and has_dask_array(kwargs):
-                axes = None  # a dask array among the keyword arguments: vmap_dask, below
-            if axes is not None:  # arrays mapped, everything unmapped passed through whole
-                if self._common_call:  # the common call: no pytrees, no fixed chunks
-                    size = _common_size(args, axes)
-                    if size is not None and (self.axis_size is None or self.axis_size == size):
-                        if self.chunk_size is None:
-                            return self._run(args, axes, None, kwargs, size)
-                        chunk, measure = _auto_plan(args, axes, size, self.max_memory)
-                        if not measure and (chunk is None or size <= chunk):
-                            return self._run(args, axes, None, kwargs, size)
-                        return self._chunked(list(args), axes, None, kwargs, size, chunk,
-                                             measure=measure)
+            common = _common_axes(args, in_axes)
+            if common is not None and kwargs and has_dask_array(kwargs):
+                common = None  # a dask array among the keyword arguments: vmap_dask, below
+            if common is not None:  # arrays mapped, everything unmapped passed through whole
+                axes, size, nbytes, lean = common
+                if self._common_call and size is not None and \
+                        (self.axis_size is None or self.axis_size == size):
+                    # the common call: no pytrees, no fixed chunks
+                    if self.chunk_size is None or nbytes < self._one_pass_bytes:
+                        return self._one_pass(args, axes, kwargs, size, lean)
+                    chunk, measure = _auto_plan(args, axes, size, self.max_memory)
+                    if not measure and (chunk is None or size <= chunk):
+                        return self._one_pass(args, axes, kwargs, size, lean)
+                    return self._chunked(list(args), axes, None, kwargs, size, chunk,
+                                         measure=measure)
                 leaves, treedef = list(args), None
             else:
                 leaves, treedef = flatten(args)
@@ -361,70 +365,80 @@ class VmapFunction:
                 self._reruns.pop(memo, None)  # it vectorises again: try it every call
             return out
         except BaseException as e:
-            # (not None where it is read: mypy cannot follow ``ours`` and ``guard_hit``)
-            found: Any = rerun_reason(e) or _datetime_store(e, first)
-            ours = found is not None and found[0] is not None and first \
-                and found[0].id >= first[0].id
-            if ours and (type(e) is SharedWriteError or _is_conversion(e)) \
-                    and _into_shared_state(e, self.func, leaves, axes):
-                # the caller's shared state: a clear error, not the loop's overwrites
-                if type(e) is SharedWriteError:
-                    raise
-                raise _shared_write(e, found[0]) from e
-            guard_hit = not ours and _writes_into_guard(e, guarded, leaves)
-            speculative = not (ours or guard_hit) and first and _foreign_refusal(e, first[0])
-            if speculative:
-                found, ours = (first[0], f"code outside NumPy's dispatch raised "
-                                         f"{type(e).__name__} on a batched value or a buffer"), True
-            if not (ours or guard_hit) or (ours and size == 0):
+            return self._recover(e, first, guarded, leaves, axes, treedef, kwargs, size,
+                                 offset, chunks, report, tick)
+
+    def _recover(self, e: BaseException, first: list[Any], guarded: Sequence[Any],
+                 leaves: Sequence[Any], axes: list[Any], treedef: TreeDef | None,
+                 kwargs: dict[str, Any], size: int, offset: int, chunks: list[bool] | None,
+                 report: list[Any] | None, tick: int) -> Any:
+        """What follows a vectorised pass that raised ``e`` (``_run_pass``): the error as it
+        is, or the same examples again per example, in groups, or with what ``e`` taught.
+        Called while ``e`` is being handled (a bare ``raise`` re-raises it)."""
+        # (not None where it is read: mypy cannot follow ``ours`` and ``guard_hit``)
+        found: Any = rerun_reason(e) or _datetime_store(e, first)
+        ours = found is not None and found[0] is not None and first \
+            and found[0].id >= first[0].id
+        if ours and (type(e) is SharedWriteError or _is_conversion(e)) \
+                and _into_shared_state(e, self.func, leaves, axes):
+            # the caller's shared state: a clear error, not the loop's overwrites
+            if type(e) is SharedWriteError:
                 raise
-            if ours and first and (_is_conversion(e) or type(e) is SharedWriteError) and \
-                    self._learn(e):
-                # a module the function calls converts through a name it bound at import: a
-                # new pass swaps that name too
-                return self._again(first[0], tick, leaves, axes, treedef, kwargs, size, offset,
-                                   chunks)
-            if first:
-                restore_inputs(first[0])  # the rerun starts from the caller's values
-                resume_session(first[0])
-            if chunks is not None and guard_hit and not any(chunks):
-                raise _Unchunk(e, None) from e
-            with random_scope() as scope:
-                scope.start = tick
-                scope.rewind()
-                if guard_hit:
-                    if chunks is not None:
-                        chunks.append(True)
-                    return self._unmapped_writes(leaves, axes, treedef, kwargs, size, offset,
-                                                 e, scope)
-                if type(e) is ControlFlowError and e.level is first[0] and e.truth is not None:
-                    out = self._split(leaves, axes, treedef, kwargs, size, offset, e.truth,
-                                      scope)
-                    if out is not _NO_SPLIT:
-                        if chunks is not None:
-                            chunks.append(False)  # the groups ran on copies: nothing written
-                        _warn_rerun(self.func, found[1], e, split=out[1])
-                        return out[0]
-                    scope.rewind()
+            raise _shared_write(e, found[0]) from e
+        guard_hit = not ours and _writes_into_guard(e, guarded, leaves)
+        speculative = not (ours or guard_hit) and first and _foreign_refusal(e, first[0])
+        if speculative:
+            found, ours = (first[0], f"code outside NumPy's dispatch raised "
+                                     f"{type(e).__name__} on a batched value or a buffer"), True
+        if not (ours or guard_hit) or (ours and size == 0):
+            raise
+        if ours and first and (_is_conversion(e) or type(e) is SharedWriteError) and \
+                self._learn(e):
+            # a module the function calls converts through a name it bound at import: a
+            # new pass swaps that name too
+            return self._again(first[0], tick, leaves, axes, treedef, kwargs, size, offset,
+                               chunks)
+        if first:
+            restore_inputs(first[0])  # the rerun starts from the caller's values
+            resume_session(first[0])
+        if chunks is not None and guard_hit and not any(chunks):
+            raise _Unchunk(e, None) from e
+        with random_scope() as scope:
+            scope.start = tick
+            scope.rewind()
+            if guard_hit:
                 if chunks is not None:
-                    if not any(chunks):
-                        raise _Unchunk(e, found[1]) from e
-                    chunks.append(True)  # the rerun writes as the loop does
-                _warn_rerun(self.func, found[1], e)
-                try:
-                    out = self._per_example(leaves, axes, treedef, kwargs, size, offset, scope)
-                except _Unstackable as join_error:
-                    # the examples' results differ in shape (the loop's np.stack fails too):
-                    # the first pass's error where it was about those shapes says best where
-                    # they come from; where it stopped at something else (a conversion), the
-                    # stacking's, a BatchingError as the loop's failure calls for
-                    if isinstance(e, DataDependentError):
-                        raise e from join_error
-                    raise
-                if chunks is None and report is None:
-                    _remember_rerun(self._reruns, _call_signature(leaves, axes, kwargs),
-                                    found[1], e)
-                return out
+                    chunks.append(True)
+                return self._unmapped_writes(leaves, axes, treedef, kwargs, size, offset,
+                                             e, scope)
+            if type(e) is ControlFlowError and e.level is first[0] and e.truth is not None:
+                out = self._split(leaves, axes, treedef, kwargs, size, offset, e.truth,
+                                  scope)
+                if out is not _NO_SPLIT:
+                    if chunks is not None:
+                        chunks.append(False)  # the groups ran on copies: nothing written
+                    _warn_rerun(self.func, found[1], e, split=out[1])
+                    return out[0]
+                scope.rewind()
+            if chunks is not None:
+                if not any(chunks):
+                    raise _Unchunk(e, found[1]) from e
+                chunks.append(True)  # the rerun writes as the loop does
+            _warn_rerun(self.func, found[1], e)
+            try:
+                out = self._per_example(leaves, axes, treedef, kwargs, size, offset, scope)
+            except _Unstackable as join_error:
+                # the examples' results differ in shape (the loop's np.stack fails too):
+                # the first pass's error where it was about those shapes says best where
+                # they come from; where it stopped at something else (a conversion), the
+                # stacking's, a BatchingError as the loop's failure calls for
+                if isinstance(e, DataDependentError):
+                    raise e from join_error
+                raise
+            if chunks is None and report is None:
+                _remember_rerun(self._reruns, _call_signature(leaves, axes, kwargs),
+                                found[1], e)
+            return out
 
     def _pass(self, leaves: Sequence[Any], axes: list[Any], treedef: TreeDef | None,
               kwargs: dict[str, Any], size: int, offset: int, first: list[Any],
@@ -453,6 +467,14 @@ class VmapFunction:
             if not first or (refusal_mark() == mark and first[0].caught is None
                              and not _from_batchtensor(e)):
                 raise  # (the function's own error: a full pass would meet it there too)
+        return self._full_after_lean(leaves, axes, treedef, kwargs, size, offset, first, tick,
+                                     logged)
+
+    def _full_after_lean(self, leaves: Sequence[Any], axes: list[Any],
+                         treedef: TreeDef | None, kwargs: dict[str, Any], size: int,
+                         offset: int, first: list[Any], tick: int, logged: Any) -> Any:
+        """A full pass in place of the lean one in ``first`` that met a refusal (``_pass``):
+        from the caller's values and the same draws; every later pass of the code is full."""
         with _lock:
             _FULL[id(self._key)] = self._key
         level = first[0]
@@ -463,6 +485,81 @@ class VmapFunction:
         resume_session(level)
         rewind_session(tick)
         return self._vectorised(leaves, axes, treedef, kwargs, size, offset, first)
+
+    def _one_pass(self, args: tuple[Any, ...], axes: list[Any], kwargs: dict[str, Any],
+                  size: int, lean: bool) -> Any:
+        """The common call in one pass: ``_run`` where anything needs its general handling;
+        otherwise ``_run``, ``_run_pass`` and ``_pass`` for a lean pass written out in one
+        frame (the same steps in the same order, the layers' checks answered once here), as
+        the fixed cost of a vmap call is most of what a small batch costs. ``lean``: every
+        argument is of ``_LEAN_TYPES``."""
+        if not lean or kwargs or not size or self._reruns or self._learnt or self._floats \
+                or RECORDERS or id(self._key) in _FULL or not config.lean_passes \
+                or config.fallback == "error" or not lean_levels():
+            return self._run(args, axes, None, kwargs, size)
+        # (no argument of a backend without read-only arrays: _run's snapshots are none)
+        guarded = args if None not in axes else [
+            leaf if ax is not None else _read_only(leaf) for leaf, ax in zip(args, axes)]
+        tick = session_tick()
+        first: list[Any] = []
+        try:
+            mark = refusal_mark()
+            try:
+                out = self._lean_pass(guarded, axes, size, first)
+                lean = refusal_mark() == mark
+            except Exception as e:
+                if not first or (refusal_mark() == mark and first[0].caught is None
+                                 and not _from_batchtensor(e)):
+                    raise  # (the function's own error: a full pass would meet it there too)
+                lean = False
+            if not lean:
+                out = self._full_after_lean(guarded, axes, None, kwargs, size, 0, first, tick,
+                                            None)
+            return out if guarded is args else _synced(out, guarded, args, axes)
+        except BaseException as e:
+            return self._recover(e, first, guarded, args, axes, None, kwargs, size, 0, None,
+                                 None, tick)
+
+    def _lean_pass(self, args: Sequence[Any], axes: list[Any], size: int,
+                   first: list[Any]) -> Any:
+        """``_vectorised(lean=True)`` for ``_one_pass``'s call (positional ndarrays,
+        BatchedTensors and scalars, nothing learnt, no kwargs), in one frame: the steps that
+        do nothing for such a call are left out, and the common input and output (an ndarray
+        in, one BatchedTensor of this level out) are wrapped and unwrapped in place."""
+        level = open_level(size, self.randomness, 0, VmapLevel)
+        level.buffers = False  # the arrays f creates are buffers (batchtensor.buffers)
+        level.lean = level.watches_writes = True
+        conversions.enter(False)
+        buffers.pass_begins(self._learnt)
+        first.append(level)
+        try:
+            func = stand_in(self.func)  # bt.vmap(scipy.signal.lfilter): its Primitive
+            wrapped = list(args)
+            for i, ax in enumerate(axes):
+                if ax is not None:
+                    leaf = args[i]
+                    if type(leaf) is np.ndarray:
+                        level.inputs.append(leaf)
+                        wrapped[i] = new_batched(leaf, ax, level)
+                    else:
+                        wrapped[i] = _wrap_input(leaf, ax, level)
+            level.pass_frame = sys._getframe()
+            out = func(*wrapped)
+            if level.caught is not None:
+                raise _caught_refusal(level)
+            if level.returned:  # return float(score): the batched score (take_returned)
+                out = take_returned(level, out)
+            out_axes = self.out_axes
+            if type(out) is BatchedTensor and out._level is level and out._bdim == out_axes:
+                out = out._value  # (batch axis already where out_axes puts it)
+            else:
+                out = unwrap_outputs(level, out, out_axes, "out_axes")
+            return _not_a_view_of_inputs(out, args, axes)
+        finally:
+            level.pass_frame = level.returned = None
+            close_level(level)
+            pyfloat.leave(None)
+            conversions.leave(False)
 
     def _lean(self, leaves: Sequence[Any], kwargs: dict[str, Any]) -> bool:
         """Whether a pass may be lean (``_pass``): an outermost vmap call, or one inside lean
@@ -475,9 +572,7 @@ class VmapFunction:
         if kwargs or self._learnt or self._floats or id(self._key) in _FULL or \
                 not config.lean_passes:
             return False
-        if current_level() is not None and not all(lv.lean for lv in active_levels()):
-            return False
-        return all(map(_LEAN_TYPES.__contains__, map(type, leaves)))
+        return lean_levels() and all(map(_LEAN_TYPES.__contains__, map(type, leaves)))
 
     def _learn(self, e: BaseException) -> bool:
         """Whether ``e`` taught something a new pass gets past (``pyfloat.learn_from``,
@@ -759,12 +854,15 @@ class VmapFunction:
         full = not lean
         conversions.enter(full)
         func = stand_in(self.func)  # bt.vmap(scipy.signal.lfilter): its Primitive
-        inner = self.func
-        while isinstance(inner, VmapFunction):  # (a vmap of a vmap of one)
-            inner = inner.func
-        # a Primitive's rule or per-op loop calls the function on plain arrays: its module's
-        # names for NumPy stay NumPy's there
-        module = buffers.enter(self._module) if full and stand_in(inner) is inner else None
+        module = None
+        if full:
+            inner = self.func
+            while isinstance(inner, VmapFunction):  # (a vmap of a vmap of one)
+                inner = inner.func
+            # a Primitive's rule or per-op loop calls the function on plain arrays: its
+            # module's names for NumPy stay NumPy's there
+            if stand_in(inner) is inner:
+                module = buffers.enter(self._module)
         buffers.pass_begins(self._learnt)
         learnt = [buffers.enter(g, whole=False) for g in self._learnt] if self._learnt else ()
         floats = pyfloat.enter(self._floats) if self._floats else None
@@ -794,7 +892,8 @@ class VmapFunction:
             pyfloat.leave(floats)
             for g in learnt:
                 buffers.leave(g, whole=False)
-            buffers.leave(module)
+            if module is not None:
+                buffers.leave(module)
             conversions.leave(full)
 
     def _per_example(self, leaves: Sequence[Any], axes: list[Any], treedef: TreeDef | None,
@@ -1521,9 +1620,17 @@ def _warn_rerun(func: Any, reason: str, e: BaseException | None, split: int = 0,
         PerformanceWarning, stacklevel=user_stacklevel())
 
 
-def _array_axes(args: tuple[Any, ...], in_axes: Any) -> list[Any] | None:
-    """Per-argument axes when every mapped argument is an ndarray or a BatchedTensor (the
-    common call); None sends the call down the general path (pytrees, checks, messages)."""
+def _common_axes(args: tuple[Any, ...], in_axes: Any
+                 ) -> tuple[list[Any], int | None, float, bool] | None:
+    """``(axes, size, nbytes, lean)`` when every mapped argument is an ndarray or a
+    BatchedTensor (the common call); None sends the call down the general path (pytrees,
+    checks, messages).
+
+    ``axes``: one per argument, made non-negative; ``size``: the batch size, None if an axis is
+    out of range, the sizes differ or nothing is mapped (the general path raises the error);
+    ``nbytes``: the mapped ndarrays' bytes, infinite where a BatchedTensor is among the
+    arguments (``_auto_plan`` weighs its outer examples); ``lean``: every argument is of
+    ``_LEAN_TYPES``."""
     n = len(args)
     if type(in_axes) is int:
         axes = [in_axes] * n
@@ -1531,26 +1638,34 @@ def _array_axes(args: tuple[Any, ...], in_axes: Any) -> list[Any] | None:
         axes = list(in_axes)
     else:
         return None
-    for a, ax in zip(args, axes):
-        if ax is not None and (type(ax) is not int or (type(a) is not np.ndarray
-                                                      and type(a) is not BatchedTensor)):
-            return None
-        if ax is None and type(a) is not np.ndarray and is_dask_array(a):
-            return None  # an unmapped dask array: the general path gives it to vmap_dask
-    return axes
-
-
-def _common_size(args: tuple[Any, ...], axes: list[Any]) -> int | None:
-    """The batch size, with ``axes`` made non-negative in place; None if an axis is out of
-    range, the sizes differ or nothing is mapped (the general path raises the error)."""
-    size = None
-    for i, ax in enumerate(axes):
+    size: int | None = None
+    nbytes: float = 0
+    lean = ok = True
+    for i, a in enumerate(args):
+        ax = axes[i]
+        t = type(a)
         if ax is None:
+            if t is BatchedTensor:
+                nbytes = _INF
+            elif t not in _LEAN_TYPES:
+                lean = False
+                if is_dask_array(a):
+                    return None  # an unmapped dask array: the general path gives it to vmap_dask
             continue
-        a = args[i]
+        if type(ax) is not int:
+            return None
+        if t is np.ndarray:
+            nbytes += a.nbytes
+        elif t is BatchedTensor:
+            nbytes = _INF
+        else:
+            return None
+        if not ok:
+            continue
         nd = a.ndim
         if not -nd <= ax < nd:
-            return None
+            ok = False
+            continue
         if ax < 0:
             ax += nd
             axes[i] = ax
@@ -1558,8 +1673,11 @@ def _common_size(args: tuple[Any, ...], axes: list[Any]) -> int | None:
         if size is None:
             size = s
         elif s != size:
-            return None
-    return size
+            ok = False
+    return axes, size if ok else None, nbytes, lean
+
+
+_INF = float("inf")
 
 
 def _mapped_input(leaf: Any, func: Callable[..., Any], args: tuple[Any, ...],
@@ -1886,8 +2004,10 @@ def _not_a_view_of_inputs(out: Any, leaves: Sequence[Any], axes: list[Any]) -> A
     input. Such outputs are copied (an output merely computed from the inputs is not a view)."""
     if type(out) is np.ndarray:
         if out.base is None:  # owns its memory (the common case): only the input itself
-            return out.copy() if any(out is x for x, ax in zip(leaves, axes)
-                                     if ax is not None) else out
+            for x, ax in zip(leaves, axes):
+                if x is out and ax is not None:
+                    return out.copy()
+            return out
         root = _root(out)
         for x, ax in zip(leaves, axes):
             if ax is not None and type(x) is np.ndarray and _root(x) is root:
@@ -1901,8 +2021,13 @@ def _not_a_view_of_inputs(out: Any, leaves: Sequence[Any], axes: list[Any]) -> A
 
 def unwrap_outputs(level: Level, tree: Any, out_axes: Any, what: str = "out_axes") -> Any:
     """Unwrap every leaf of ``tree`` at ``level``, batch axis to ``out_axes`` (see Level.unwrap)."""
-    if type(tree) is BatchedTensor and type(out_axes) is int:
-        return _unwrap_leaf(level, tree, out_axes, lambda: what)  # fast path: one array out
+    if type(tree) is BatchedTensor and type(out_axes) is int:  # fast path: one array out
+        if tree._level is level:
+            v, bdim = tree._value, tree._bdim
+            nd = v.ndim
+            if -nd <= out_axes < nd:
+                return v if bdim == out_axes % nd else np.moveaxis(v, bdim, out_axes % nd)
+        return _unwrap_leaf(level, tree, out_axes, lambda: what)
     leaves, td = flatten(tree)
     if out_axes is None or type(out_axes) is int:
         axes = [out_axes] * len(leaves)

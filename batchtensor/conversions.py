@@ -461,7 +461,7 @@ _modules_seen = 0  # len(sys.modules) when on_new_modules last ran
 def enter(full: bool = True) -> None:
     """A vmap level opens: the first one (on any thread) installs the replacements; with
     ``full=False`` (a lean pass) all but those of ``LEAN_SKIPS``, until a full one opens."""
-    global _users, _full_users, _modules_seen, _in, _in_always
+    global _users, _full_users, _modules_seen
     if not _users:
         for hook in before_first_enter:
             hook()
@@ -475,20 +475,28 @@ def enter(full: bool = True) -> None:
     # (not only at the first level: a thread that opened the first one with the replacements
     # off, ``bt.config(intercept_numpy=False)``, must not keep them off for the levels other
     # threads open meanwhile; each replacement asks its own thread's setting)
-    if (not _in_always or full and not _in) and config.intercept_numpy:
-        if not _replacements:
-            _replacements.update(_build())
-        if not _swaps or _swaps[0].replacements is not _replacements:  # (always first)
-            _swaps.insert(0, _Swap(_NUMPY, ORIGINALS, _replacements))
-            _changed()
-        plans = _plan()
-        if not _in_always:
-            _run(plans[0])
-            _in_always = True
-        if full and not _in:
-            _run(plans[2])
-            _in = True
+    if not _in_always or full and not _in:
+        _install(full)
     _lock.release()
+
+
+def _install(full: bool) -> None:
+    """``enter``'s first level of a tier (under ``_lock``): its swaps go in."""
+    global _in, _in_always
+    if not config.intercept_numpy:
+        return
+    if not _replacements:
+        _replacements.update(_build())
+    if not _swaps or _swaps[0].replacements is not _replacements:  # (always first)
+        _swaps.insert(0, _Swap(_NUMPY, ORIGINALS, _replacements))
+        _changed()
+    plans = _plan()
+    if not _in_always:
+        _run(plans[0])
+        _in_always = True
+    if full and not _in:
+        _run(plans[2])
+        _in = True
 
 
 def leave(full: bool = True) -> None:
@@ -498,10 +506,10 @@ def leave(full: bool = True) -> None:
     _lock.acquire()
     _users -= 1
     _full_users -= full
-    if _full_users == 0 and _in:
+    if not _full_users and _in:
         _run(_plan()[3])
         _in = False
-    if _users == 0 and _in_always:
+    if not _users and _in_always:
         _run(_plan()[1])
         _in_always = False
     _lock.release()

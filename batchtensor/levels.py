@@ -267,6 +267,14 @@ def active_levels() -> tuple[Level, ...]:
     return tuple(_stack())
 
 
+def lean_levels() -> bool:
+    """Whether every level open on this thread is a lean pass's (True where none is)."""
+    for level in _stack():
+        if not level.lean:
+            return False
+    return True
+
+
 def current_level() -> Level | None:
     """The innermost active level of this thread, or None."""
     stack = _stack()
@@ -399,7 +407,9 @@ def open_level(size: int | None = None, randomness: str = "error", offset: int =
         if size < 0:
             raise ValueError(f"vmap_level: size must be >= 0, got {size}")
     level = level_type(size, randomness, offset)
-    stack = _stack()
+    stack = _state.stack
+    if stack is None:
+        stack = _state.stack = []
     level.outermost = not stack
     stack.append(level)
     return level
