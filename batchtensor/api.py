@@ -129,6 +129,8 @@ class VmapFunction:
         self._floats = pyfloat.learnt_floats(self._learnt)  # modules given a float()
         # calls like one that reran per example, and what that rerun said (_Reruns)
         self._reruns: dict[Any, _Rerun] = {}
+        # what chunk_size="auto" learnt of calls like an earlier one (_ChunkMemo)
+        self._chunk_memos: dict[Any, _ChunkMemo] = {}
         self._key = buffers.function_key(func)  # (whether it may run lean passes: _FULL)
 
     def __reduce__(self) -> tuple[Any, ...]:
@@ -160,7 +162,7 @@ class VmapFunction:
                     if not measure and (chunk is None or size <= chunk):
                         return self._one_pass(args, axes, kwargs, size, lean)
                     return self._chunked(list(args), axes, None, kwargs, size, chunk,
-                                         measure=measure)
+                                         measure=measure, auto=True)
                 leaves, treedef = list(args), None
             else:
                 leaves, treedef = flatten(args)
@@ -189,8 +191,9 @@ class VmapFunction:
                 parts = _workers(self.executor) * 2 if self.executor is not None else 20
                 chunk = min(chunk or size, -(-size // parts))
             if measure or chunk is not None and size > chunk:
+                auto = self.chunk_size == "auto" and self.executor is None and not self.progress
                 return self._chunked(leaves, axes, treedef, kwargs, size, chunk,
-                                     measure=measure)
+                                     measure=measure, auto=auto)
             return self._run(leaves, axes, treedef, kwargs, size)
         except ValueError as e:
             # NumPy wraps float() of a BatchedTensor (out[i] = x into a float array) in
@@ -995,7 +998,7 @@ class VmapFunction:
 
     def _chunked(self, leaves: Sequence[Any], axes: list[Any], treedef: TreeDef | None,
                  kwargs: dict[str, Any], size: int, chunk: int | np.integer[Any] | None,
-                 offset: int = 0, measure: bool = False) -> Any:
+                 offset: int = 0, measure: bool = False, auto: bool = False) -> Any:
         """Run ``[start, start + chunk)`` slices one after the other and join the results
         (``chunking.Joined``: written into results allocated once for the whole batch).
 
@@ -1005,18 +1008,34 @@ class VmapFunction:
         the chunks after the first run there, where the first shows that they may
         (``_parallel_ok``).
 
+        ``auto``: the plan is ``chunk_size="auto"``'s. Its measurement (``_ChunkMemo``) also
+        tells whether ``chunk``'s cache-sized chunks can pay: not where an example's
+        intermediates take less than its inputs (a LAPACK-bound function, whose time is one
+        batched call the chunks only cut into passes), and calls like this one reuse it, with
+        no chunk measured again.
+
         Every pass rewinds the random session, so ``bt.random`` keys example i the same way
         whatever the split (``offset`` is the global index of ``leaves``' first example)."""
+        memo = self._chunk_memo(leaves, axes, kwargs) if auto and measure else None
+        budget = chunking.budget_of(self.max_memory) if measure else 0
+        own = sum(leaf.nbytes for leaf, ax in zip(leaves, axes) if ax is not None)
+        if memo is not None and measure and memo.peak is not None:
+            # sized from the last measurement of such a call
+            measure = False
+            planned = chunking.planned_chunk(memo.peak, memo.examples,
+                                             int(memo.output_per_example * size), budget,
+                                             memo.floor)
+            chunk = planned if chunk is None or not memo.cache else min(planned, int(chunk))
+            if chunk >= size:
+                return self._run(leaves, axes, treedef, kwargs, size, offset)
         chunks: list[bool] | None = [] if any(  # see _run
             ax is None and type(leaf) is np.ndarray and leaf.flags.writeable
             for leaf, ax in zip(leaves, axes)) else None
         joined = chunking.Joined(size, lambda r, n: _leaf_out_axes(self.out_axes, r, n),
                                  flatten, flatten_as, unflatten, _concatenate,
                                  lambda: _Unstackable(_DIFFERENT_STRUCTURES))
-        budget = chunking.budget_of(self.max_memory) if measure else 0
         step = int(chunk) if chunk is not None else size
         if measure:
-            own = sum(leaf.nbytes for leaf, ax in zip(leaves, axes) if ax is not None)
             step = min(step, chunking.probe_examples(size, own / size, budget))
         probe = step
         executor = self.executor if not active_levels() else None
@@ -1049,6 +1068,11 @@ class VmapFunction:
                     if measuring:
                         step = chunking.planned_chunk(meter.peak, stop - start,
                                                       joined.output_bytes(stop), budget, probe)
+                        if memo is not None:
+                            memo.measured(meter.peak, stop - start,
+                                          joined.output_bytes(stop) / size, probe, own / size)
+                            if not memo.cache:
+                                chunk = None
                         if executor is not None:  # its chunks run at once: the budget shared
                             step = max(probe, step // _workers(executor))
                         if chunk is not None:
@@ -1065,6 +1089,17 @@ class VmapFunction:
             finally:
                 bar.close()
         return joined.result()
+
+    def _chunk_memo(self, leaves: Sequence[Any], axes: list[Any],
+                    kwargs: dict[str, Any]) -> _ChunkMemo:
+        """The ``_ChunkMemo`` of calls like this one (made now if there is none)."""
+        key = _call_signature(leaves, axes, kwargs)
+        memo = self._chunk_memos.get(key)
+        if memo is None:
+            if len(self._chunk_memos) >= _CHUNK_MEMOS:  # (the oldest goes)
+                del self._chunk_memos[next(iter(self._chunk_memos))]
+            memo = self._chunk_memos[key] = _ChunkMemo()
+        return memo
 
     @staticmethod
     def _part(leaves: Sequence[Any], axes: list[Any], start: int, stop: int) -> list[Any]:
@@ -1545,6 +1580,36 @@ def _from_batchtensor(e: BaseException) -> bool:
 _FULL: dict[int, Any] = {}
 _lock = threading.Lock()
 _LEAN_TYPES = frozenset((np.ndarray, BatchedTensor, bool, int, float, complex, str, type(None)))
+
+
+class _ChunkMemo:
+    """What ``chunk_size="auto"`` measured of a call with one ``_call_signature``
+    (``VmapFunction._chunked``): the last measured chunk's peak allocation (``peak`` bytes for
+    ``examples`` examples, results of ``output_per_example`` bytes, chunks of at least
+    ``floor``), so that a later call sizes its chunks without measuring again; and ``cache``:
+    whether an example's intermediates take at least its inputs' bytes, the case the
+    cache-sized chunks of ``_auto_plan`` are for (an elementwise chain's temporaries, each the
+    size of the inputs). Where they take less, the time goes into a kernel that works on its
+    own copy of each example (LAPACK: NumPy's batched ``solve`` measured 1.1 KiB per 128 KiB
+    example), and cutting its one batched call into cache-sized passes made it 6-13% slower
+    (bench/NOTES.md)."""
+
+    __slots__ = ("peak", "examples", "output_per_example", "floor", "cache")
+
+    def __init__(self) -> None:
+        self.peak: int | None = None
+        self.examples = self.floor = 1
+        self.output_per_example = 0.0
+        self.cache = True
+
+    def measured(self, peak: int, examples: int, output_per_example: float, floor: int,
+                 input_per_example: float) -> None:
+        self.peak, self.examples = peak, examples
+        self.output_per_example, self.floor = output_per_example, floor
+        self.cache = peak / examples >= input_per_example
+
+
+_CHUNK_MEMOS = 64  # signatures remembered per vmapped function
 
 
 class _Rerun:

@@ -300,7 +300,8 @@ def test_chunk_size_auto_splits_only_large_examples():
 def test_chunk_size_auto_inside_an_outer_vmap_counts_the_outer_examples():
     # pairwise distances: each inner example (a row of b, 32 KiB) meets all 64 outer rows of
     # a, so its values weigh 2 MiB: "auto" runs the inner vmap one row of b at a time (still
-    # vectorised over the 64 outer examples), where alone it would not chunk such a row.
+    # vectorised over the 64 outer examples), where alone it would not chunk such a row (each
+    # of its intermediates takes 2 MiB: the cache-sized chunks are kept).
     calls = []
 
     def dist(u, v):
@@ -309,8 +310,12 @@ def test_chunk_size_auto_inside_an_outer_vmap_counts_the_outer_examples():
 
     a, b = rng.normal(size=(64, 4096)), rng.normal(size=(64, 4096))
     inner = bt.vmap(dist, (None, 0), chunk_size="auto")
-    got = bt.vmap(inner, (0, None), chunk_size="auto")(a, b)
+    outer = bt.vmap(inner, (0, None), chunk_size="auto")
+    got = outer(a, b)
     assert len(calls) == 64  # the outer level did not chunk; the inner one ran 64 chunks
+    calls.clear()
+    outer(a, b)
+    assert len(calls) == 64  # (sized from the first call's measurement)
     want = np.stack([np.stack([dist(u, v) for v in b]) for u in a])
     np.testing.assert_array_equal(got, want)
     calls.clear()

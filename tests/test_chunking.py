@@ -103,6 +103,64 @@ def test_small_inputs_run_in_one_pass_without_measuring(monkeypatch):
     assert not calls
 
 
+def test_a_later_call_sizes_its_chunks_from_the_first_calls_measurement(monkeypatch):
+    """The memory an example takes is measured once per call signature: a later call with
+    other values of the same shapes sizes its chunks from it, and stays within the budget."""
+    budget = 4 << 20
+    vf = bt.vmap(outer_sum, max_memory=budget)
+    rng = np.random.default_rng(1)
+    xs = rng.normal(size=(600, 96))
+    np.testing.assert_allclose(vf(xs), loop(outer_sum, xs))
+    monkeypatch.setattr(chunking.PeakMeter, "__enter__", lambda self: pytest.fail("measured"))
+    ys = rng.normal(size=(600, 96))
+    got, peak = traced_peak(lambda: vf(ys))
+    np.testing.assert_allclose(got, loop(outer_sum, ys))
+    assert peak <= budget * 1.5, (peak, budget)
+
+
+def tanh_rows(x):
+    return np.tanh(x).sum(-1)
+
+
+def row_sums(x):
+    return x.sum(-1)
+
+
+@pytest.mark.parametrize("f, later", [(tanh_rows, [16] * 4), (row_sums, [64])])
+def test_cache_sized_chunks_only_where_the_intermediates_fill_them(f, later):
+    """8 MiB of 128 KiB examples: the first call measures a chunk of one example, then runs
+    chunks sized to the cache where an example's intermediates take its inputs' bytes (tanh's
+    temporary), and one chunk for the rest where they take less (a sum allocates its result
+    only). Later calls reuse the measurement, unmeasured. Every call gives the loop's
+    values."""
+    passes = []
+
+    def counted(x):
+        passes.append(x.level.size)
+        return f(x)
+
+    vf = bt.vmap(counted)
+    rng = np.random.default_rng(2)
+    for _ in range(2):
+        xs = rng.normal(size=(64, 16384))
+        np.testing.assert_array_equal(vf(xs), loop(f, xs))
+    first = [1, 16, 16, 16, 15] if f is tanh_rows else [1, 63]
+    assert passes == first + later
+
+
+def test_a_call_after_the_measured_one_draws_what_one_pass_draws():
+    xs = np.ones((64, 16384))
+
+    def draws(**kw):
+        g = bt.random.default_rng(7)
+        vf = bt.vmap(lambda x: np.tanh(x)[:4] * g.normal(size=4) + g.integers(0, 9),  # noqa: E731
+                     randomness="different", **kw)
+        return [vf(xs) for _ in range(3)]
+
+    for got, want in zip(draws(), draws(chunk_size=None)):
+        np.testing.assert_array_equal(got, want)
+
+
 @pytest.mark.parametrize("size", [0, 1, 2, 3, 130])
 def test_auto_chunks_at_any_batch_size(size):
     xs = np.random.default_rng(size).normal(size=(size, 16))
