@@ -501,8 +501,11 @@ class VmapFunction:
                 or config.fallback == "error" or not lean_levels():
             return self._run(args, axes, None, kwargs, size)
         # (no argument of a backend without read-only arrays: _run's snapshots are none)
-        guarded = args if None not in axes else [
-            leaf if ax is not None else _read_only(leaf) for leaf, ax in zip(args, axes)]
+        guarded: Sequence[Any] = args
+        if None in axes and any(ax is None and type(leaf) is np.ndarray
+                                for leaf, ax in zip(args, axes)):
+            guarded = [leaf if ax is not None else _read_only(leaf)
+                       for leaf, ax in zip(args, axes)]
         tick = session_tick()
         first: list[Any] = []
         try:
@@ -1686,15 +1689,15 @@ def _warn_rerun(func: Any, reason: str, e: BaseException | None, split: int = 0,
 
 
 def _common_axes(args: tuple[Any, ...], in_axes: Any
-                 ) -> tuple[list[Any], int | None, float, bool] | None:
+                 ) -> tuple[list[Any], int | None, int, bool] | None:
     """``(axes, size, nbytes, lean)`` when every mapped argument is an ndarray or a
     BatchedTensor (the common call); None sends the call down the general path (pytrees,
     checks, messages).
 
     ``axes``: one per argument, made non-negative; ``size``: the batch size, None if an axis is
     out of range, the sizes differ or nothing is mapped (the general path raises the error);
-    ``nbytes``: the mapped ndarrays' bytes, infinite where a BatchedTensor is among the
-    arguments (``_auto_plan`` weighs its outer examples); ``lean``: every argument is of
+    ``nbytes``: the mapped arguments' bytes times the outer levels' examples each of their
+    values stands for (as ``_auto_plan`` weighs them); ``lean``: every argument is of
     ``_LEAN_TYPES``."""
     n = len(args)
     if type(in_axes) is int:
@@ -1704,14 +1707,15 @@ def _common_axes(args: tuple[Any, ...], in_axes: Any
     else:
         return None
     size: int | None = None
-    nbytes: float = 0
+    nbytes = 0
+    outer = 1
     lean = ok = True
     for i, a in enumerate(args):
         ax = axes[i]
         t = type(a)
         if ax is None:
             if t is BatchedTensor:
-                nbytes = _INF
+                outer = max(outer, _outer_examples(a))
             elif t not in _LEAN_TYPES:
                 lean = False
                 if is_dask_array(a):
@@ -1722,7 +1726,8 @@ def _common_axes(args: tuple[Any, ...], in_axes: Any
         if t is np.ndarray:
             nbytes += a.nbytes
         elif t is BatchedTensor:
-            nbytes = _INF
+            nbytes += a.nbytes
+            outer = max(outer, _outer_examples(a))
         else:
             return None
         if not ok:
@@ -1739,10 +1744,7 @@ def _common_axes(args: tuple[Any, ...], in_axes: Any
             size = s
         elif s != size:
             ok = False
-    return axes, size if ok else None, nbytes, lean
-
-
-_INF = float("inf")
+    return axes, size if ok else None, nbytes * outer, lean
 
 
 def _mapped_input(leaf: Any, func: Callable[..., Any], args: tuple[Any, ...],
