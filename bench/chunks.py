@@ -11,7 +11,12 @@ arrays there), untimed.
 ``executor=ThreadPoolExecutor(2)`` (NumPy releases the GIL inside its kernels), interleaved
 the same way.
 
-    python bench/chunks.py [--only memory|executor] [--repeat 5] [--batch 2000] [--n 400]
+``auto``: bench/workloads.py's compute-bound workloads, the default against one pass, each
+vmap object called once before the rounds (so the default runs as every call after a
+signature's first does: sized from the remembered measurement), with what that measurement
+decided (an example's peak against its inputs' bytes: the cache-sized chunks kept or not).
+
+    python bench/chunks.py [--only memory|executor|auto] [--repeat 5] [--batch 2000] [--n 400]
 
 Figures are ratios within one run (these machines drift up to 2.5x within a minute).
 """
@@ -102,10 +107,44 @@ def executor(repeat: int) -> None:
                   f"{t['one'] / t['two']:.2f} |")
 
 
+def auto(repeat: int) -> None:
+    rng = np.random.default_rng(0)
+    print("auto: compute-bound workloads, the default after its first call against one pass")
+    print("| workload | default ms | one pass ms | default / one pass | peak / inputs per "
+          "example | cache-sized chunks |")
+    print("|---|---:|---:|---:|---:|---|")
+    for w in WORKLOADS:
+        args, in_axes = w.make(rng, "compute")
+        if in_axes == "nested":
+            inner = bt.vmap(w.per_example, (None, 0))
+            default = bt.vmap(inner, (0, None))
+            one = bt.vmap(bt.vmap(w.per_example, (None, 0), chunk_size=None), (0, None),
+                          chunk_size=None)
+        else:
+            inner = default = bt.vmap(w.per_example, in_axes=in_axes)
+            one = bt.vmap(w.per_example, in_axes=in_axes, chunk_size=None)
+        np.testing.assert_allclose(default(*args), one(*args), rtol=w.rtol)
+        t = timed_rounds({"default": lambda: default(*args), "one": lambda: one(*args)},
+                         repeat)
+        memos = list(inner._chunk_memos.values())
+        if memos and memos[0].peak is not None:
+            m = memos[0]
+            # (the inner vmap's own inputs where nested: one example of b per example)
+            axes = (None, 0) if in_axes == "nested" else in_axes
+            mapped = [a for a, ax in zip(args, axes) if ax is not None]
+            size = mapped[0].shape[0]
+            ratio = f"{m.peak / m.examples / (sum(a.nbytes for a in mapped) / size):.3g}"
+            kept = "kept" if m.cache else "dropped"
+        else:
+            ratio, kept = "(not measured)", "(as _auto_plan sizes them)"
+        print(f"| {w.name} | {t['default'] * 1e3:.2f} | {t['one'] * 1e3:.2f} | "
+              f"{t['default'] / t['one']:.2f} | {ratio} | {kept} |")
+
+
 def main(argv: list[str] | None = None) -> None:
     parser = argparse.ArgumentParser(description=__doc__,
                                      formatter_class=argparse.RawDescriptionHelpFormatter)
-    parser.add_argument("--only", choices=["memory", "executor"])
+    parser.add_argument("--only", choices=["memory", "executor", "auto"])
     parser.add_argument("--repeat", type=int, default=5)
     parser.add_argument("--batch", type=int, default=5000)
     parser.add_argument("--n", type=int, default=256)
@@ -114,6 +153,8 @@ def main(argv: list[str] | None = None) -> None:
         memory(a.repeat, a.batch, a.n)
     if a.only in (None, "executor"):
         executor(a.repeat)
+    if a.only in (None, "auto"):
+        auto(a.repeat)
 
 
 if __name__ == "__main__":
