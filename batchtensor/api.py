@@ -26,8 +26,9 @@ from .errors import (BatchingError, ControlFlowError, DataDependentError, Perfor
 from .foreign import stand_in
 from .masked import BatchedMaskedArray, is_masked_batch
 from .levels import (GroupPass, Level, active_levels, borrowed_session, close_level,
-                     current_level, current_session, lean_levels, open_level, random_scope, restore_inputs,
-                     resume_session, rewind_session, session_epochs, session_tick)
+                     current_level, current_session, lean_levels, open_level, random_scope,
+                     restore_inputs, resume_session, rewind_session, session_epochs,
+                     session_tick)
 from .numpy_random import stream_argument
 from .random import PortableEpochs
 from .pytree import (LEAF, TreeDef, broadcast_prefix, flatten, flatten_as, keystr, leaf_paths,
@@ -556,7 +557,8 @@ class VmapFunction:
             if level.returned:  # return float(score): the batched score (take_returned)
                 out = take_returned(level, out)
             out_axes = self.out_axes
-            if type(out) is BatchedTensor and out._level is level and out._bdim == out_axes:
+            if type(out) is BatchedTensor and out._level is level and type(out_axes) is int \
+                    and out._bdim == out_axes:
                 out = out._value  # (batch axis already where out_axes puts it)
             else:
                 out = unwrap_outputs(level, out, out_axes, "out_axes")
