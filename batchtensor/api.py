@@ -1102,7 +1102,7 @@ class VmapFunction:
         memo = self._chunk_memos.get(key)
         if memo is None:
             if len(self._chunk_memos) >= _CHUNK_MEMOS:  # (the oldest goes)
-                del self._chunk_memos[next(iter(self._chunk_memos))]
+                _forget_oldest(self._chunk_memos)
             memo = self._chunk_memos[key] = _ChunkMemo()
         return memo
 
@@ -1640,10 +1640,19 @@ def _remember_rerun(reruns: dict[Any, _Rerun], signature: Any, reason: str,
     rerun = reruns.get(signature)
     if rerun is None:
         if len(reruns) >= 64:  # (calls of many signatures: forget the oldest)
-            reruns.pop(next(iter(reruns)))
+            _forget_oldest(reruns)
         rerun = reruns[signature] = _Rerun(reason, user_line(e), _first_line(e)[:300])
     rerun.streak += 1
     rerun.skips = min(2 ** rerun.streak - 1, 15)
+
+
+def _forget_oldest(memos: dict[Any, Any]) -> None:
+    """Drop ``memos``' oldest entry; nothing where another thread changes the dict meanwhile
+    (a vmapped function may be called on several threads at once)."""
+    try:
+        del memos[next(iter(memos))]
+    except (RuntimeError, KeyError, StopIteration):
+        pass
 
 
 def _call_signature(leaves: Sequence[Any], axes: list[Any], kwargs: dict[str, Any]) -> Any:

@@ -148,6 +148,17 @@ def test_cache_sized_chunks_only_where_the_intermediates_fill_them(f, later):
     assert passes == first + later
 
 
+def test_measurements_of_many_signatures_keep_the_latest_64():
+    vf = bt.vmap(tanh_rows, max_memory="1MiB")  # (inputs from 16 KiB on are measured)
+    rng = np.random.default_rng(3)
+    for n in range(70):
+        xs = rng.normal(size=(8, 300 + n))
+        np.testing.assert_allclose(vf(xs), loop(tanh_rows, xs))
+    assert len(vf._chunk_memos) == 64
+    shapes = [key[0][0][3] for key in vf._chunk_memos]  # (the examples' shapes)
+    assert shapes == [(300 + n,) for n in range(6, 70)]
+
+
 def test_a_call_after_the_measured_one_draws_what_one_pass_draws():
     xs = np.ones((64, 16384))
 
