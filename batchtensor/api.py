@@ -468,9 +468,8 @@ class VmapFunction:
             if refusal_mark() == mark:
                 return out
         except Exception as e:
-            if not first or (refusal_mark() == mark and first[0].caught is None
-                             and not _from_batchtensor(e)):
-                raise  # (the function's own error: a full pass would meet it there too)
+            if _own_error(e, first, mark):
+                raise  # (a full pass would meet it there too)
         return self._full_after_lean(leaves, axes, treedef, kwargs, size, offset, first, tick,
                                      logged)
 
@@ -515,9 +514,8 @@ class VmapFunction:
                 out = self._lean_pass(guarded, axes, size, first)
                 lean = refusal_mark() == mark
             except Exception as e:
-                if not first or (refusal_mark() == mark and first[0].caught is None
-                                 and not _from_batchtensor(e)):
-                    raise  # (the function's own error: a full pass would meet it there too)
+                if _own_error(e, first, mark):
+                    raise  # (a full pass would meet it there too)
                 lean = False
             if not lean:
                 out = self._full_after_lean(guarded, axes, None, kwargs, size, 0, first, tick,
@@ -1566,6 +1564,14 @@ def _writes_into_guard(e: BaseException, guarded: Sequence[Any], leaves: Sequenc
         return False
     text = str(e)
     return "read-only" in text or "writeable" in text or "not acceptable" in text  # np.dot
+
+
+def _own_error(e: BaseException, first: list[Any], mark: int) -> bool:
+    """Whether ``e``, raised by a lean pass whose level is ``first[0]`` and which began at
+    refusal mark ``mark``, is the function's own error (no level opened, or no refusal met,
+    caught or raised by batchtensor), not what a full pass would get past."""
+    return not first or (refusal_mark() == mark and first[0].caught is None
+                         and not _from_batchtensor(e))
 
 
 def _from_batchtensor(e: BaseException) -> bool:
