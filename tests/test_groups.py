@@ -16,6 +16,17 @@ from loop_reference import LAYOUTS, assert_same, laid_out, loop_vmap
 
 import batchtensor as bt
 
+
+@pytest.fixture(autouse=True)
+def _full_passes():
+    """The passes counted here are full ones. A lean first pass (tests/test_rerun.py) meets
+    the examples' disagreement and gives way to a full pass, once per code: ``counted``'s
+    wrapper is one code for every test, so which test paid that extra pass would depend on
+    the order the tests ran in."""
+    with bt.config(lean_passes=False):
+        yield
+
+
 RNG = np.random.default_rng(21)
 SIGNS = np.array([[1.0], [-3.0], [2.0], [-1.0], [4.0], [-2.0]])
 GROUPS = "each group of examples"
