@@ -22,17 +22,17 @@ from .dask_arrays import has_dask_array, is_dask_array, vmap_dask
 from .diagnostics import (raised_by_batchtensor, user_instruction, user_line, user_stacklevel,
                           user_store)
 from .errors import (BatchingError, ControlFlowError, DataDependentError, PerformanceWarning,
-                     SharedWriteError, refusal_mark, rerun_reason)
+                     SharedWriteError, refusal_counter, refusal_mark, rerun_reason)
 from .foreign import stand_in
 from .masked import BatchedMaskedArray, is_masked_batch
 from .levels import (GroupPass, Level, active_levels, borrowed_session, close_level,
-                     current_level, current_session, lean_levels, open_level, random_scope,
-                     restore_inputs, resume_session, rewind_session, session_epochs,
-                     session_tick)
+                     current_level, current_session, lean_levels, open_lean_level, open_level,
+                     random_scope, restore_inputs, resume_session, rewind_session,
+                     session_epochs, session_tick)
 from .numpy_random import stream_argument
 from .random import PortableEpochs
-from .pytree import (LEAF, TreeDef, broadcast_prefix, flatten, flatten_as, keystr, leaf_paths,
-                     unflatten)
+from .pytree import (LEAF, TreeDef, broadcast_prefix, flatten, flatten_as, is_namedtuple, keystr,
+                     leaf_paths, unflatten)
 from .registry import RECORDERS, is_physical_type, record_mark, record_rewind
 from .rules.ragged import is_ragged, returned_count
 from .tensor import BatchedTensor, is_plain_array, new_batched, plain_array, take_returned
@@ -153,15 +153,15 @@ class VmapFunction:
             if common is not None and kwargs and has_dask_array(kwargs):
                 common = None  # a dask array among the keyword arguments: vmap_dask, below
             if common is not None:  # arrays mapped, everything unmapped passed through whole
-                axes, size, nbytes, lean = common
+                axes, size, nbytes, lean, guards = common
                 if self._common_call and size is not None and \
                         (self.axis_size is None or self.axis_size == size):
                     # the common call: no pytrees, no fixed chunks
                     if self.chunk_size is None or nbytes < self._one_pass_bytes:
-                        return self._one_pass(args, axes, kwargs, size, lean)
+                        return self._one_pass(args, axes, kwargs, size, lean, guards)
                     chunk, measure = _auto_plan(args, axes, size, self.max_memory)
                     if not measure and (chunk is None or size <= chunk):
-                        return self._one_pass(args, axes, kwargs, size, lean)
+                        return self._one_pass(args, axes, kwargs, size, lean, guards)
                     return self._chunked(list(args), axes, None, kwargs, size, chunk,
                                          measure=measure, auto=True)
                 leaves, treedef = list(args), None
@@ -490,29 +490,40 @@ class VmapFunction:
         return self._vectorised(leaves, axes, treedef, kwargs, size, offset, first)
 
     def _one_pass(self, args: tuple[Any, ...], axes: list[Any], kwargs: dict[str, Any],
-                  size: int, lean: bool) -> Any:
+                  size: int, lean: bool, guards: list[int] | None) -> Any:
         """The common call in one pass: ``_run`` where anything needs its general handling;
         otherwise ``_run``, ``_run_pass`` and ``_pass`` for a lean pass written out in one
         frame (the same steps in the same order, the layers' checks answered once here), as
         the fixed cost of a vmap call is most of what a small batch costs. ``lean``: every
-        argument is of ``_LEAN_TYPES``."""
+        argument is of ``_LEAN_TYPES``; ``guards``: where the unmapped ndarrays are
+        (``_common_axes``)."""
         if not lean or kwargs or not size or self._reruns or self._learnt or self._floats \
-                or RECORDERS or id(self._key) in _FULL or not config.lean_passes \
-                or config.fallback == "error" or not lean_levels():
+                or RECORDERS or id(self._key) in _FULL:
+            return self._run(args, axes, None, kwargs, size)
+        everywhere = config.lean_everywhere
+        if not (config.lean_passes and config.fallback != "error" if everywhere is None
+                else everywhere):
             return self._run(args, axes, None, kwargs, size)
         # (no argument of a backend without read-only arrays: _run's snapshots are none)
         guarded: Sequence[Any] = args
-        if None in axes and any(ax is None and type(leaf) is np.ndarray
-                                for leaf, ax in zip(args, axes)):
-            guarded = [leaf if ax is not None else _read_only(leaf)
-                       for leaf, ax in zip(args, axes)]
+        if guards is not None:
+            for i in guards:
+                leaf = args[i]
+                if leaf.flags.writeable:
+                    if guarded is args:
+                        guarded = list(args)
+                    guarded[i] = leaf = leaf.view()  # type: ignore[index]
+                    leaf.setflags(False)  # (write=False: positional, read faster)
         tick = session_tick()
-        first: list[Any] = []
+        level = open_lean_level(size, self.randomness, VmapLevel)
+        if level is None:  # inside a full pass: this pass is full too
+            return self._run(args, axes, None, kwargs, size)
+        first: list[Any] = [level]
         try:
-            mark = refusal_mark()
+            mark = refusal_counter.count  # (refusal_mark(), read in place)
             try:
-                out = self._lean_pass(guarded, axes, size, first)
-                lean = refusal_mark() == mark
+                out = self._lean_pass(level, guarded, axes)
+                lean = refusal_counter.count == mark
             except Exception as e:
                 if _own_error(e, first, mark):
                     raise  # (a full pass would meet it there too)
@@ -520,32 +531,35 @@ class VmapFunction:
             if not lean:
                 out = self._full_after_lean(guarded, axes, None, kwargs, size, 0, first, tick,
                                             None)
-            return out if guarded is args else _synced(out, guarded, args, axes)
+            return out if guarded is args else _synced(out, guarded, args, axes, guards)
         except BaseException as e:
             return self._recover(e, first, guarded, args, axes, None, kwargs, size, 0, None,
                                  None, tick)
 
-    def _lean_pass(self, args: Sequence[Any], axes: list[Any], size: int,
-                   first: list[Any]) -> Any:
-        """``_vectorised(lean=True)`` for ``_one_pass``'s call (positional ndarrays,
-        BatchedTensors and scalars, nothing learnt, no kwargs), in one frame: the steps that
-        do nothing for such a call are left out, and the common input and output (an ndarray
-        in, one BatchedTensor of this level out) are wrapped and unwrapped in place."""
-        level = open_level(size, self.randomness, 0, VmapLevel)
+    def _lean_pass(self, level: Level, args: Sequence[Any], axes: list[Any]) -> Any:
+        """``_vectorised(lean=True)`` at ``level`` (open, closed here) for ``_one_pass``'s
+        call (positional ndarrays, BatchedTensors and scalars, nothing learnt, no kwargs), in
+        one frame: the steps that do nothing for such a call are left out, and the common
+        input and output (an ndarray in, one BatchedTensor of this level out) are wrapped and
+        unwrapped in place."""
         level.buffers = False  # the arrays f creates are buffers (batchtensor.buffers)
-        level.lean = level.watches_writes = True
-        conversions.enter(False)
+        level.watches_writes = True
+        # (inside a lean pass of this thread, which holds them, the replacements stay in)
+        entered = level.outermost or not conversions.always_in()
+        if entered:
+            conversions.enter(False)
         buffers.pass_begins(self._learnt)
-        first.append(level)
         try:
             func = stand_in(self.func)  # bt.vmap(scipy.signal.lfilter): its Primitive
             wrapped = list(args)
+            inputs = level.inputs
             for i, ax in enumerate(axes):
                 if ax is not None:
                     leaf = args[i]
                     if type(leaf) is np.ndarray:
-                        level.inputs.append(leaf)
-                        wrapped[i] = new_batched(leaf, ax, level)
+                        inputs.append(leaf)
+                        wrapped[i] = t = _new(BatchedTensor)  # (new_batched, in place)
+                        t._value, t._bdim, t._level = leaf, ax, level
                     else:
                         wrapped[i] = _wrap_input(leaf, ax, level)
             level.pass_frame = sys._getframe()
@@ -558,6 +572,13 @@ class VmapFunction:
             if type(out) is BatchedTensor and out._level is level and type(out_axes) is int \
                     and out._bdim == out_axes:
                 out = out._value  # (batch axis already where out_axes puts it)
+                if type(out) is np.ndarray and out.base is None:
+                    # (_not_a_view_of_inputs' first case in place: an array that owns its
+                    # memory is a view of no input; only a mapped input itself is copied)
+                    for x in inputs:
+                        if x is out:
+                            return out.copy()
+                    return out
             else:
                 out = unwrap_outputs(level, out, out_axes, "out_axes")
             return _not_a_view_of_inputs(out, args, axes)
@@ -565,7 +586,8 @@ class VmapFunction:
             level.pass_frame = level.returned = None
             close_level(level)
             pyfloat.leave(None)
-            conversions.leave(False)
+            if entered:
+                conversions.leave(False)
 
     def _lean(self, leaves: Sequence[Any], kwargs: dict[str, Any]) -> bool:
         """Whether a pass may be lean (``_pass``): an outermost vmap call, or one inside lean
@@ -1591,6 +1613,7 @@ def _from_batchtensor(e: BaseException) -> bool:
 _FULL: dict[int, Any] = {}
 _lock = threading.Lock()
 _LEAN_TYPES = frozenset((np.ndarray, BatchedTensor, bool, int, float, complex, str, type(None)))
+_new = object.__new__
 
 
 class _ChunkMemo:
@@ -1706,8 +1729,8 @@ def _warn_rerun(func: Any, reason: str, e: BaseException | None, split: int = 0,
 
 
 def _common_axes(args: tuple[Any, ...], in_axes: Any
-                 ) -> tuple[list[Any], int | None, int, bool] | None:
-    """``(axes, size, nbytes, lean)`` when every mapped argument is an ndarray or a
+                 ) -> tuple[list[Any], int | None, int, bool, list[int] | None] | None:
+    """``(axes, size, nbytes, lean, guards)`` when every mapped argument is an ndarray or a
     BatchedTensor (the common call); None sends the call down the general path (pytrees,
     checks, messages).
 
@@ -1715,7 +1738,8 @@ def _common_axes(args: tuple[Any, ...], in_axes: Any
     out of range, the sizes differ or nothing is mapped (the general path raises the error);
     ``nbytes``: the mapped arguments' bytes times the outer levels' examples each of their
     values stands for (as ``_auto_plan`` weighs them); ``lean``: every argument is of
-    ``_LEAN_TYPES``."""
+    ``_LEAN_TYPES``; ``guards``: the positions of the unmapped ndarrays (a pass gets read-only
+    views of them), or None."""
     n = len(args)
     if type(in_axes) is int:
         axes = [in_axes] * n
@@ -1727,11 +1751,17 @@ def _common_axes(args: tuple[Any, ...], in_axes: Any
     nbytes = 0
     outer = 1
     lean = ok = True
+    guards: list[int] | None = None
     for i, a in enumerate(args):
         ax = axes[i]
         t = type(a)
         if ax is None:
-            if t is BatchedTensor:
+            if t is np.ndarray:
+                if guards is None:
+                    guards = [i]
+                else:
+                    guards.append(i)
+            elif t is BatchedTensor:
                 outer = max(outer, _outer_examples(a))
             elif t not in _LEAN_TYPES:
                 lean = False
@@ -1749,19 +1779,20 @@ def _common_axes(args: tuple[Any, ...], in_axes: Any
             return None
         if not ok:
             continue
-        nd = a.ndim
+        shape = a.shape
+        nd = len(shape)
         if not -nd <= ax < nd:
             ok = False
             continue
         if ax < 0:
             ax += nd
             axes[i] = ax
-        s = a.shape[ax]
+        s = shape[ax]
         if size is None:
             size = s
         elif s != size:
             ok = False
-    return axes, size if ok else None, nbytes * outer, lean
+    return axes, size if ok else None, nbytes * outer, lean, guards
 
 
 def _mapped_input(leaf: Any, func: Callable[..., Any], args: tuple[Any, ...],
@@ -1801,12 +1832,14 @@ def _func_name(func: Any) -> str:
     return getattr(func, "__name__", None) or type(func).__name__
 
 
-def _synced(out: Any, guarded: Sequence[Any], leaves: Sequence[Any], axes: list[Any]) -> Any:
+def _synced(out: Any, guarded: Sequence[Any], leaves: Sequence[Any], axes: list[Any],
+            positions: Sequence[int] | None = None) -> Any:
     """``out``, once the shape or dtype the function set on a read-only view of an unmapped
     argument (``a.shape = (4, 3)``, which the loop sets on the argument itself) is set on the
-    argument too."""
-    for g, x, ax in zip(guarded, leaves, axes):
-        if ax is None and g is not x and type(x) is np.ndarray \
+    argument too. ``positions``: where the views may be (all of them by default)."""
+    for i in range(len(leaves)) if positions is None else positions:
+        g, x = guarded[i], leaves[i]
+        if axes[i] is None and g is not x and type(x) is np.ndarray \
                 and (g.shape != x.shape or g.dtype != x.dtype):
             # (set on a view of x's own memory, so valid on x; NumPy's stubs leave the setter out,
             # in some versions)
@@ -1842,7 +1875,8 @@ def _read_only(leaf: Any) -> Any:
     be rerun."""
     if type(leaf) is np.ndarray and leaf.flags.writeable:
         leaf = leaf.view()
-        leaf.flags.writeable = False
+        # (write=False; a fifth of the instructions of ``flags.writeable = False``)
+        leaf.setflags(False)
     return leaf
 
 
@@ -2097,7 +2131,7 @@ def _not_a_view_of_inputs(out: Any, leaves: Sequence[Any], axes: list[Any]) -> A
             if ax is not None and type(x) is np.ndarray and _root(x) is root:
                 return out.copy()
         return out
-    if type(out) in (tuple, list, dict) or hasattr(type(out), "_fields"):
+    if type(out) in (tuple, list, dict) or is_namedtuple(out):
         outs, td = flatten(out)
         return unflatten(td, [_not_a_view_of_inputs(o, leaves, axes) for o in outs])
     return out

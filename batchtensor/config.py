@@ -56,13 +56,31 @@ class Config:
     'warn'
     """
 
-    __slots__ = ("_fallback", "_intercept_numpy", "_lean_passes", "_local")
+    __slots__ = ("_fallback", "_intercept_numpy", "_lean_passes", "_local", "_blocks",
+                 "_blocks_lock", "lean_everywhere", "intercept_everywhere")
 
     def __init__(self) -> None:
         self._fallback: FallbackMode = "warn"
         self._intercept_numpy = True
         self._lean_passes = True
         self._local = _ThreadSettings()
+        self._blocks = 0  # ``with config(...)`` blocks open now, on any thread
+        self._blocks_lock = threading.Lock()
+        # The answers every thread gets while no thread has settings of its own, for the
+        # common vmap call, which would otherwise ask its thread's settings (a property and a
+        # thread-local read each) on every call; None while some thread has its own:
+        #: ``lean_passes and fallback != "error"``
+        self.lean_everywhere: bool | None = True
+        #: ``intercept_numpy``
+        self.intercept_everywhere: bool | None = True
+
+    def _refresh(self) -> None:
+        """(under ``_blocks_lock``)"""
+        if self._blocks:
+            self.lean_everywhere = self.intercept_everywhere = None
+        else:
+            self.lean_everywhere = self._lean_passes and self._fallback != "error"
+            self.intercept_everywhere = self._intercept_numpy
 
     @property
     def fallback(self) -> FallbackMode:
@@ -71,6 +89,8 @@ class Config:
     @fallback.setter
     def fallback(self, mode: FallbackMode) -> None:
         self._fallback = _checked_fallback(mode)
+        with self._blocks_lock:
+            self._refresh()
 
     @property
     def intercept_numpy(self) -> bool:
@@ -80,6 +100,8 @@ class Config:
     @intercept_numpy.setter
     def intercept_numpy(self, value: bool) -> None:
         self._intercept_numpy = bool(value)
+        with self._blocks_lock:
+            self._refresh()
 
     @property
     def lean_passes(self) -> bool:
@@ -89,6 +111,8 @@ class Config:
     @lean_passes.setter
     def lean_passes(self, value: bool) -> None:
         self._lean_passes = bool(value)
+        with self._blocks_lock:
+            self._refresh()
 
     @contextmanager
     def __call__(self, *, fallback: FallbackMode | None = None,
@@ -98,16 +122,24 @@ class Config:
         saved = {k: getattr(self._local, k)
                  for k in ("fallback", "intercept_numpy", "lean_passes")}
         if fallback is not None:
-            self._local.fallback = _checked_fallback(fallback)
-        if intercept_numpy is not None:
-            self._local.intercept_numpy = bool(intercept_numpy)
-        if lean_passes is not None:
-            self._local.lean_passes = bool(lean_passes)
+            fallback = _checked_fallback(fallback)
+        with self._blocks_lock:
+            self._blocks += 1
+            self._refresh()
         try:
+            if fallback is not None:
+                self._local.fallback = fallback
+            if intercept_numpy is not None:
+                self._local.intercept_numpy = bool(intercept_numpy)
+            if lean_passes is not None:
+                self._local.lean_passes = bool(lean_passes)
             yield self
         finally:
             for k, v in saved.items():
                 setattr(self._local, k, v)
+            with self._blocks_lock:
+                self._blocks -= 1
+                self._refresh()
 
     def __repr__(self) -> str:
         return (f"batchtensor.config(fallback={self.fallback!r}, "

@@ -41,7 +41,7 @@ from .tensor import BatchedTensor, foreign_owner_view
 
 __all__ = ["enter", "leave", "ORIGINALS", "installed", "intercept", "intercept_attribute",
            "CONVERTERS", "release", "replacement", "replacement_of",
-           "pristine", "is_swapped", "before_first_enter", "on_new_modules"]
+           "pristine", "is_swapped", "before_first_enter", "on_new_modules", "always_in"]
 
 #: the functions replaced, by name in the ``numpy`` module (their first argument is the data)
 _LIKE_CALLS = ("asarray", "asanyarray", "array", "ascontiguousarray", "asfortranarray",
@@ -262,6 +262,10 @@ class _Swap:
 _swaps: list[_Swap] = []  # numpy's conversions first, built at the first enter()
 #: the calls that install and restore every swap (``_plan``); None after ``_swaps`` changed
 _plans: tuple[Plan, Plan, Plan, Plan] | None = None
+#: ``_plans[0]`` and ``_plans[1]`` where those are a few partials (``_FEW``), for ``enter`` and
+#: ``leave`` to call in place (every outermost vmap call runs them); None otherwise
+_always_in: tuple[functools.partial[Any], ...] | None = None
+_always_out: tuple[functools.partial[Any], ...] | None = None
 
 
 def _is_always(swap: _Swap) -> bool:
@@ -285,9 +289,12 @@ def _plan() -> tuple[Plan, Plan, Plan, Plan]:
     modules imported, about 50 swaps each way per outermost vmap call). A plan of a few calls
     (NumPy's alone: two each way) is ``functools.partial`` objects instead: calling two of
     them took 0.29 us where making a ``starmap`` and a ``deque`` for them took 0.48 us.
+    A namespace swap of one name is an ``operator.setitem`` (about half the instructions of
+    a ``dict.update`` with a dict of one); ``intercept`` and ``release`` call ``_changed``
+    when they add or remove a name, so that the plan is made again.
     Four plans: install and restore the swaps every pass needs, install and restore those
     of ``LEAN_SKIPS``."""
-    global _plans
+    global _plans, _always_in, _always_out
     plans = _plans
     if plans is None:
         lists: tuple[list[tuple[Any, ...]], ...] = ([], [], [], [])
@@ -300,14 +307,21 @@ def _plan() -> tuple[Plan, Plan, Plan, Plan]:
             elif type(ns) is _ClassAttributes:
                 install.extend((setattr, ns.cls, k, v) for k, v in swap.replacements.items())
                 restore.extend((setattr, ns.cls, k, v) for k, v in swap.originals.items())
-            else:  # a namespace: its dicts themselves (names added later are in them)
+            elif len(swap.replacements) == 1:
+                (name, value), = swap.replacements.items()
+                install.append((operator.setitem, ns, name, value))
+                restore.append((operator.setitem, ns, name, swap.originals[name]))
+            else:  # a namespace: its dicts themselves
                 install.append((dict.update, ns, swap.replacements))
                 restore.append((dict.update, ns, swap.originals))
-        plans = _plans = tuple(  # type: ignore[assignment]
+        built: Any = tuple(
             tuple(functools.partial(*call) for call in calls)  # type: ignore[misc, operator]
             if len(calls) <= _FEW else calls
             for calls in lists)
-    return plans  # type: ignore[return-value]
+        plans = _plans = built
+        _always_in, _always_out = (
+            (built[0], built[1]) if type(built[0]) is type(built[1]) is tuple else (None, None))
+    return plans
 
 
 def _live(swap: _Swap) -> bool:
@@ -325,8 +339,8 @@ def _run(calls: Plan) -> None:
 
 def _changed() -> None:
     """``_swaps`` changed (under ``_lock``): the plan is built again at its next use."""
-    global _plans
-    _plans = None
+    global _plans, _always_in, _always_out
+    _plans = _always_in = _always_out = None
 
 
 def intercept(module: Any, name: str, replacement: Any, *, by_class: bool = False) -> None:
@@ -357,6 +371,7 @@ def intercept(module: Any, name: str, replacement: Any, *, by_class: bool = Fals
             _changed()
         swap.originals.setdefault(name, namespace[name])
         swap.replacements[name] = replacement
+        _changed()
         if _users and _live(swap):
             namespace[name] = replacement
 
@@ -458,15 +473,17 @@ def release(module: Any, name: str) -> None:
                 del swap.replacements[name], swap.originals[name]
                 if not swap.replacements:
                     _swaps.remove(swap)
-                    _changed()
+                _changed()
                 return
 
 
-#: called when a level opens while none is open, before the replacements are installed (and
-#: outside the lock, so that they may call ``intercept``): foreign.load_pending
+#: called when a level opens while none is open and modules were imported since the last
+#: call (one ``len(sys.modules)`` otherwise), before the replacements are installed (and
+#: outside the lock, so that they may call ``intercept``): foreign.load_pending, which loads
+#: the rules of a package once it is imported
 before_first_enter: list = []
-#: called as ``before_first_enter``, but only when modules were imported since the last call
-#: (one ``len(sys.modules)`` otherwise): hooks that look for names in every module
+#: called right after ``before_first_enter`` (the modules those imported are seen here):
+#: hooks that look for names in every module
 on_new_modules: list = []
 _modules_seen = 0  # len(sys.modules) when on_new_modules last ran
 
@@ -474,36 +491,52 @@ _modules_seen = 0  # len(sys.modules) when on_new_modules last ran
 def enter(full: bool = True) -> None:
     """A vmap level opens: the first one (on any thread) installs the replacements; with
     ``full=False`` (a lean pass) all but those of ``LEAN_SKIPS``, until a full one opens."""
-    global _users, _full_users, _modules_seen
-    if not _users:
+    global _users, _full_users, _modules_seen, _in_always
+    if not _users and len(sys.modules) != _modules_seen:
         for hook in before_first_enter:
             hook()
-        if len(sys.modules) != _modules_seen:
-            _modules_seen = len(sys.modules)
-            for hook in on_new_modules:
-                hook()
+        _modules_seen = len(sys.modules)
+        for hook in on_new_modules:
+            hook()
     _lock.acquire()
     _users += 1
-    _full_users += full
     # (not only at the first level: a thread that opened the first one with the replacements
     # off, ``bt.config(intercept_numpy=False)``, must not keep them off for the levels other
     # threads open meanwhile; each replacement asks its own thread's setting)
-    if not _in_always or full and not _in:
-        _install(full)
+    if full:
+        _full_users += 1
+        if not _in:
+            _install(True)
+    elif not _in_always:
+        calls = _always_in
+        if calls is not None and config.intercept_everywhere:  # (a lean pass: in place)
+            for call in calls:
+                call()
+            _in_always = True
+        else:
+            _install(False)
     _lock.release()
+
+
+def always_in() -> bool:
+    """Whether the replacements every pass needs are installed now: a lean pass inside
+    another on the same thread (which entered, and leaves only after it) then needs no
+    ``enter`` and ``leave`` of its own."""
+    return _in_always
 
 
 def _install(full: bool) -> None:
     """``enter``'s first level of a tier (under ``_lock``): its swaps go in."""
     global _in, _in_always
-    if not config.intercept_numpy:
+    intercept = config.intercept_everywhere
+    if not (config.intercept_numpy if intercept is None else intercept):
         return
     if not _replacements:
         _replacements.update(_build())
     if not _swaps or _swaps[0].replacements is not _replacements:  # (always first)
         _swaps.insert(0, _Swap(_NUMPY, ORIGINALS, _replacements))
         _changed()
-    plans = _plan()
+    plans = _plans or _plan()
     if not _in_always:
         _run(plans[0])
         _in_always = True
@@ -518,11 +551,17 @@ def leave(full: bool = True) -> None:
     global _users, _full_users, _in, _in_always
     _lock.acquire()
     _users -= 1
-    _full_users -= full
+    if full:
+        _full_users -= 1
     if not _full_users and _in:
-        _run(_plan()[3])
+        _run((_plans or _plan())[3])
         _in = False
     if not _users and _in_always:
-        _run(_plan()[1])
+        calls = _always_out
+        if calls is None:
+            _run((_plans or _plan())[1])
+        else:
+            for call in calls:
+                call()
         _in_always = False
     _lock.release()

@@ -126,6 +126,8 @@ class _Refusals(threading.local):
 
 
 _refusals = _Refusals()
+#: this thread's count, which ``refusal_mark`` returns (the common vmap call reads it in place)
+refusal_counter = _refusals
 
 #: NumPy's own errors (type, start of the message) that replace the error of a conversion its
 #: C code attempted: ``plain.flat[i] = batched``, ``plain.reshape(batched_size)``

@@ -13,8 +13,8 @@ from numpy.typing import NDArray
 
 from .errors import EscapedBatchedTensorError
 
-__all__ = ["Level", "open_level", "close_level", "current_level", "active_levels",
-           "random_scope", "current_session", "session_tick", "resume_session",
+__all__ = ["Level", "open_level", "open_lean_level", "close_level", "current_level",
+           "active_levels", "random_scope", "current_session", "session_tick", "resume_session",
            "RandomSession", "memory_root", "is_input_memory", "note_write", "restore_inputs",
            "rerun_hooks", "GroupPass", "borrowed_session", "session_epochs"]
 
@@ -415,15 +415,36 @@ def open_level(size: int | None = None, randomness: str = "error", offset: int =
     return level
 
 
+def open_lean_level(size: int, randomness: str, level_type: type[Level]) -> Level | None:
+    """``open_level`` for a lean pass of a vmap call (``api``), or None, opening nothing,
+    where a level open on this thread is not a lean pass's (``lean_levels``)."""
+    state = _state
+    stack = state.stack
+    if stack is None:
+        stack = state.stack = []
+    else:
+        for open_one in stack:
+            if not open_one.lean:
+                return None
+    level = level_type(size, randomness, 0)
+    level.outermost = not stack
+    level.lean = True
+    stack.append(level)
+    return level
+
+
 def close_level(level: Level) -> None:
     level.alive = False
     level.inputs = []  # a closed level keeps no caller's array alive
-    stack = _stack()
+    state = _state
+    stack = state.stack
     # Remove this level even if inner levels were left open by a generator or an error.
-    if stack and stack[-1] is level:
-        stack.pop()
-    elif level in stack:
-        del stack[stack.index(level):]
-    if level.outermost and not _state.pins:  # the session (if bt.random made one) ends too
-        level.ended_session = _state.session
-        _state.session = None
+    if stack:
+        if stack[-1] is level:
+            stack.pop()
+        elif level in stack:
+            del stack[stack.index(level):]
+    if level.outermost and not state.pins:  # the session (if bt.random made one) ends too
+        session = level.ended_session = state.session
+        if session is not None:
+            state.session = None
