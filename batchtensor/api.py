@@ -558,8 +558,7 @@ class VmapFunction:
                     leaf = args[i]
                     if type(leaf) is np.ndarray:
                         inputs.append(leaf)
-                        wrapped[i] = t = _new(BatchedTensor)  # (new_batched, in place)
-                        t._value, t._bdim, t._level = leaf, ax, level
+                        wrapped[i] = new_batched(leaf, ax, level)
                     else:
                         wrapped[i] = _wrap_input(leaf, ax, level)
             level.pass_frame = sys._getframe()
@@ -1613,7 +1612,6 @@ def _from_batchtensor(e: BaseException) -> bool:
 _FULL: dict[int, Any] = {}
 _lock = threading.Lock()
 _LEAN_TYPES = frozenset((np.ndarray, BatchedTensor, bool, int, float, complex, str, type(None)))
-_new = object.__new__
 
 
 class _ChunkMemo:
