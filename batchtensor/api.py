@@ -2117,7 +2117,13 @@ def _root(a: NDArray[Any]) -> NDArray[Any]:
 def _not_a_view_of_inputs(out: Any, leaves: Sequence[Any], axes: list[Any]) -> Any:
     """The loop's ``np.stack`` makes new arrays; ``f`` returning its input (or a view of it)
     would hand back the caller's array itself, so that writing into the result changed the
-    input. Such outputs are copied (an output merely computed from the inputs is not a view)."""
+    input. Such outputs are copied (an output merely computed from the inputs is not a view).
+
+    Inside another vmap the output is a value of the outer levels (a BatchedTensor), and the
+    inputs may be too: ``y = inner(x); y[0] = 0`` writes into a new array in the loop, so such
+    an output is copied where its memory is a mapped input's."""
+    if type(out) is BatchedTensor:
+        return out.copy() if _shares_a_mapped_root(_innermost(out), leaves, axes) else out
     if type(out) is np.ndarray:
         if out.base is None:  # owns its memory (the common case): only the input itself
             for x, ax in zip(leaves, axes):
@@ -2133,6 +2139,20 @@ def _not_a_view_of_inputs(out: Any, leaves: Sequence[Any], axes: list[Any]) -> A
         outs, td = flatten(out)
         return unflatten(td, [_not_a_view_of_inputs(o, leaves, axes) for o in outs])
     return out
+
+
+def _shares_a_mapped_root(value: Any, leaves: Sequence[Any], axes: list[Any]) -> bool:
+    """Whether the physical ndarray ``value`` views the memory of a mapped input (an ndarray,
+    or the innermost physical value of a BatchedTensor)."""
+    if type(value) is not np.ndarray:
+        return False
+    root = _root(value)
+    for x, ax in zip(leaves, axes):
+        if ax is not None:
+            x = _innermost(x)
+            if type(x) is np.ndarray and _root(x) is root:
+                return True
+    return False
 
 
 def unwrap_outputs(level: Level, tree: Any, out_axes: Any, what: str = "out_axes") -> Any:

@@ -24,7 +24,10 @@ LEAF, NONE, NODE = TreeKind.LEAF, TreeKind.NONE, TreeKind.NODE
 
 
 def is_namedtuple(x: Any) -> bool:
-    return isinstance(x, tuple) and hasattr(type(x), "_fields")
+    # (type(x), not isinstance: a BatchedTensor answers isinstance through its __class__
+    # property, a Python call per leaf)
+    t = type(x)
+    return issubclass(t, tuple) and hasattr(t, "_fields")
 
 
 def _children(x: Any):

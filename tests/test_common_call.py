@@ -152,3 +152,41 @@ def test_a_namedtuple_output_that_is_an_input_is_copied():
     got = bt.vmap(lambda x: Pair(x, x + 1))(xs)
     assert type(got) is Pair and got.x is not xs and np.shares_memory(got.x, xs) is False
     assert_same(got.x, xs)
+
+
+INNER_RESULTS = {  # an inner vmap's function: what it returns of its argument
+    "the argument": lambda a: a,
+    "a reversed view": lambda a: a[::-1],
+    "a transposed view": lambda a: a.T,
+    "a row": lambda a: a[0],
+    "a pair of views": lambda a: (a[0], a + 1),
+}
+
+
+@pytest.mark.parametrize("lean", [True, False], ids=["lean", "full passes"])
+@pytest.mark.parametrize("inner_in_axes", [0, 1])
+@pytest.mark.parametrize("what", list(INNER_RESULTS))
+def test_a_nested_vmap_returning_a_view_of_its_input_gives_new_memory(what, inner_in_axes, lean):
+    """The loop's inner ``np.stack`` makes new memory, so a write into the inner result does
+    not reach the outer example (nor the caller's array); before, the inner vmap handed back
+    the outer value itself, and ``y[0] = 99`` wrote into the caller's ``xs``."""
+    body = INNER_RESULTS[what]
+
+    def outer(make_inner):
+        inner = make_inner(body, in_axes=inner_in_axes)
+
+        def f(x):
+            y = inner(x)
+            first = y[0] if type(y) is tuple else y
+            first[...] = 99.0
+            return x, y
+        return f
+
+    xs = RNG.normal(size=(3, 2, 2, 2))
+    xs_loop, before = xs.copy(), xs.copy()
+    want = loop_vmap(outer(loop_vmap))(xs_loop)
+    with bt.config(lean_passes=lean):
+        got = bt.vmap(outer(bt.vmap))(xs)
+    assert_same(got, want)
+    assert_same(xs, before)  # the loop's xs_loop is unchanged too
+    assert_same(xs_loop, before)
