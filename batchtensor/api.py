@@ -23,7 +23,7 @@ from .diagnostics import (raised_by_batchtensor, user_instruction, user_line, us
                           user_store)
 from .errors import (BatchingError, ControlFlowError, DataDependentError, PerformanceWarning,
                      SharedWriteError, refusal_counter, refusal_mark, rerun_reason)
-from .foreign import stand_in
+from .foreign import PRIMITIVES, stand_in
 from .masked import BatchedMaskedArray, is_masked_batch
 from .levels import (GroupPass, Level, active_levels, borrowed_session, close_level,
                      current_level, current_session, lean_levels, open_lean_level, open_level,
@@ -133,6 +133,8 @@ class VmapFunction:
         # what chunk_size="auto" learnt of calls like an earlier one (_ChunkMemo)
         self._chunk_memos: dict[Any, _ChunkMemo] = {}
         self._key = buffers.function_key(func)  # (whether it may run lean passes: _FULL)
+        # foreign.stand_in in place for a lean pass: a hashable function, not a partial
+        self._hashable = type(func) is not functools.partial and _is_hashable(func)
 
     def __reduce__(self) -> tuple[Any, ...]:
         """A vmap pickles as its function and settings (a process pool's chunks run it there,
@@ -514,8 +516,7 @@ class VmapFunction:
                         guarded = list(args)
                     guarded[i] = leaf = leaf.view()  # type: ignore[index]
                     leaf.setflags(False)  # (write=False: positional, read faster)
-        tick = session_tick()
-        level = open_lean_level(size, self.randomness, VmapLevel)
+        level, tick = open_lean_level(size, self.randomness, VmapLevel)
         if level is None:  # inside a full pass: this pass is full too
             return self._run(args, axes, None, kwargs, size)
         first: list[Any] = [level]
@@ -531,7 +532,12 @@ class VmapFunction:
             if not lean:
                 out = self._full_after_lean(guarded, axes, None, kwargs, size, 0, first, tick,
                                             None)
-            return out if guarded is args else _synced(out, guarded, args, axes, guards)
+            if guarded is not args:  # (_synced in place; a view keeps its argument's dtype)
+                for i in guards:  # type: ignore[union-attr]
+                    g = guarded[i]
+                    if g.shape != args[i].shape or g.dtype is not args[i].dtype:
+                        _synced(None, guarded, args, axes, (i,))
+            return out
         except BaseException as e:
             return self._recover(e, first, guarded, args, axes, None, kwargs, size, 0, None,
                                  None, tick)
@@ -545,12 +551,15 @@ class VmapFunction:
         level.buffers = False  # the arrays f creates are buffers (batchtensor.buffers)
         level.watches_writes = True
         # (inside a lean pass of this thread, which holds them, the replacements stay in)
-        entered = level.outermost or not conversions.always_in()
+        entered = level.outermost or not conversions.always_installed
         if entered:
             conversions.enter(False)
-        buffers.pass_begins(self._learnt)
+        # (no buffers.pass_begins, and pyfloat.leave(None) after: they record what a pass
+        # swapped in for the modules it learnt, which a lean pass has none of; learn_from
+        # reads the record only after a full pass, which a lean pass's refusal is followed by)
         try:
-            func = stand_in(self.func)  # bt.vmap(scipy.signal.lfilter): its Primitive
+            func = self.func
+            func = PRIMITIVES.get(func, func) if self._hashable else stand_in(func)
             wrapped = list(args)
             inputs = level.inputs
             for i, ax in enumerate(axes):
@@ -578,13 +587,23 @@ class VmapFunction:
                         if x is out:
                             return out.copy()
                     return out
+                if type(out) is BatchedTensor:  # inside other vmaps: a value of their levels
+                    v = out._value
+                    while type(v) is BatchedTensor:
+                        v = v._value
+                    if type(v) is np.ndarray and v.base is None:  # (as above, one level in)
+                        for x in inputs:
+                            while type(x) is BatchedTensor:
+                                x = x._value
+                            if x is v:
+                                return out.copy()
+                        return out
             else:
                 out = unwrap_outputs(level, out, out_axes, "out_axes")
             return _not_a_view_of_inputs(out, args, axes)
         finally:
             level.pass_frame = level.returned = None
             close_level(level)
-            pyfloat.leave(None)
             if entered:
                 conversions.leave(False)
 
@@ -1760,7 +1779,12 @@ def _common_axes(args: tuple[Any, ...], in_axes: Any
                 else:
                     guards.append(i)
             elif t is BatchedTensor:
-                outer = max(outer, _outer_examples(a))
+                v = a._value
+                if type(v) is np.ndarray:  # (_outer_examples of one level, in place)
+                    if v.shape[a._bdim] > outer:
+                        outer = v.shape[a._bdim]
+                else:
+                    outer = max(outer, _outer_examples(a))
             elif t not in _LEAN_TYPES:
                 lean = False
                 if is_dask_array(a):
@@ -1824,6 +1848,14 @@ def _datetime_store(e: BaseException, first: list[Level]) -> tuple[Level, str] |
     if line is None:
         return None
     return first[0], f"a batched value is converted (to a datetime64 / timedelta64) at {line}"
+
+
+def _is_hashable(x: Any) -> bool:
+    try:
+        hash(x)
+    except TypeError:
+        return False
+    return True
 
 
 def _func_name(func: Any) -> str:
@@ -2123,7 +2155,10 @@ def _not_a_view_of_inputs(out: Any, leaves: Sequence[Any], axes: list[Any]) -> A
     inputs may be too: ``y = inner(x); y[0] = 0`` writes into a new array in the loop, so such
     an output is copied where its memory is a mapped input's."""
     if type(out) is BatchedTensor:
-        return out.copy() if _shares_a_mapped_root(_innermost(out), leaves, axes) else out
+        value = out._value
+        while type(value) is BatchedTensor:
+            value = value._value
+        return out.copy() if _shares_a_mapped_root(value, leaves, axes) else out
     if type(out) is np.ndarray:
         if out.base is None:  # owns its memory (the common case): only the input itself
             for x, ax in zip(leaves, axes):
@@ -2146,12 +2181,18 @@ def _shares_a_mapped_root(value: Any, leaves: Sequence[Any], axes: list[Any]) ->
     or the innermost physical value of a BatchedTensor)."""
     if type(value) is not np.ndarray:
         return False
-    root = _root(value)
+    root = value
+    while type(root.base) is np.ndarray:  # (_root, in place: a nested vmap's every call)
+        root = root.base
     for x, ax in zip(leaves, axes):
         if ax is not None:
-            x = _innermost(x)
-            if type(x) is np.ndarray and _root(x) is root:
-                return True
+            while type(x) is BatchedTensor:
+                x = x._value
+            if type(x) is np.ndarray:
+                while type(x.base) is np.ndarray:
+                    x = x.base
+                if x is root:
+                    return True
     return False
 
 

@@ -41,7 +41,7 @@ from .tensor import BatchedTensor, foreign_owner_view
 
 __all__ = ["enter", "leave", "ORIGINALS", "installed", "intercept", "intercept_attribute",
            "CONVERTERS", "release", "replacement", "replacement_of",
-           "pristine", "is_swapped", "before_first_enter", "on_new_modules", "always_in"]
+           "pristine", "is_swapped", "before_first_enter", "on_new_modules", "always_installed"]
 
 #: the functions replaced, by name in the ``numpy`` module (their first argument is the data)
 _LIKE_CALLS = ("asarray", "asanyarray", "array", "ascontiguousarray", "asfortranarray",
@@ -58,7 +58,11 @@ _lock = threading.Lock()
 _users = 0  # levels open on all threads together
 _full_users = 0  # of those, the ones whose passes want every replacement (enter(full=True))
 _in = False  # whether every replacement is installed (enter / leave)
-_in_always = False  # whether the replacements every pass needs are (all but LEAN_SKIPS)
+#: Whether the replacements every pass needs (all but LEAN_SKIPS) are installed now: a lean
+#: pass inside another on the same thread (which entered, and leaves only after it) then needs
+#: no ``enter`` and ``leave`` of its own. (A module attribute, not a function: one read per
+#: nested vmap call.)
+always_installed = False
 #: What a lean pass (``enter(full=False)``: the first pass of a function, outside any other
 #: vmap) goes without: the replacements in these namespaces only turn what NumPy's own code
 #: would refuse into a vectorised call. Without them a batched value meets NumPy's own
@@ -326,7 +330,7 @@ def _plan() -> tuple[Plan, Plan, Plan, Plan]:
 
 def _live(swap: _Swap) -> bool:
     """Whether ``swap``'s tier is installed now (a swap added then goes in at once)."""
-    return _in_always if _is_always(swap) else _in
+    return always_installed if _is_always(swap) else _in
 
 
 def _run(calls: Plan) -> None:
@@ -491,7 +495,7 @@ _modules_seen = 0  # len(sys.modules) when on_new_modules last ran
 def enter(full: bool = True) -> None:
     """A vmap level opens: the first one (on any thread) installs the replacements; with
     ``full=False`` (a lean pass) all but those of ``LEAN_SKIPS``, until a full one opens."""
-    global _users, _full_users, _modules_seen, _in_always
+    global _users, _full_users, _modules_seen, always_installed
     if not _users and len(sys.modules) != _modules_seen:
         for hook in before_first_enter:
             hook()
@@ -507,27 +511,20 @@ def enter(full: bool = True) -> None:
         _full_users += 1
         if not _in:
             _install(True)
-    elif not _in_always:
+    elif not always_installed:
         calls = _always_in
         if calls is not None and config.intercept_everywhere:  # (a lean pass: in place)
             for call in calls:
                 call()
-            _in_always = True
+            always_installed = True
         else:
             _install(False)
     _lock.release()
 
 
-def always_in() -> bool:
-    """Whether the replacements every pass needs are installed now: a lean pass inside
-    another on the same thread (which entered, and leaves only after it) then needs no
-    ``enter`` and ``leave`` of its own."""
-    return _in_always
-
-
 def _install(full: bool) -> None:
     """``enter``'s first level of a tier (under ``_lock``): its swaps go in."""
-    global _in, _in_always
+    global _in, always_installed
     intercept = config.intercept_everywhere
     if not (config.intercept_numpy if intercept is None else intercept):
         return
@@ -537,9 +534,9 @@ def _install(full: bool) -> None:
         _swaps.insert(0, _Swap(_NUMPY, ORIGINALS, _replacements))
         _changed()
     plans = _plans or _plan()
-    if not _in_always:
+    if not always_installed:
         _run(plans[0])
-        _in_always = True
+        always_installed = True
     if full and not _in:
         _run(plans[2])
         _in = True
@@ -548,7 +545,7 @@ def _install(full: bool) -> None:
 def leave(full: bool = True) -> None:
     """A vmap level closes: the last one puts the original functions back (the last full
     one, those of ``LEAN_SKIPS``)."""
-    global _users, _full_users, _in, _in_always
+    global _users, _full_users, _in, always_installed
     _lock.acquire()
     _users -= 1
     if full:
@@ -556,12 +553,12 @@ def leave(full: bool = True) -> None:
     if not _full_users and _in:
         _run((_plans or _plan())[3])
         _in = False
-    if not _users and _in_always:
+    if not _users and always_installed:
         calls = _always_out
         if calls is None:
             _run((_plans or _plan())[1])
         else:
             for call in calls:
                 call()
-        _in_always = False
+        always_installed = False
     _lock.release()

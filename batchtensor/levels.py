@@ -58,7 +58,7 @@ class Level:
     __slots__ = ("id", "size", "alive", "randomness", "offset", "like", "outermost",
                  "per_example", "ended_session", "inputs", "watches_writes", "saved",
                  "buffers", "pass_frame", "returned", "group_pass", "drew_numpy",
-                 "caught", "lean", "__weakref__")
+                 "caught", "lean", "thread_stack", "__weakref__")
 
     outermost: bool  # (set by open_level)
 
@@ -110,6 +110,8 @@ class Level:
         # an op the per-op loop would serve (``boxed.loop.announce_loop``) stops the pass for
         # a full one instead, which may give that op a vectorised call.
         self.lean = False
+        # The level stack of the thread that opened it (``open_level``), which closes it.
+        self.thread_stack: list[Level] | None = None
 
     def __repr__(self) -> str:
         state = "alive" if self.alive else "closed"
@@ -411,13 +413,17 @@ def open_level(size: int | None = None, randomness: str = "error", offset: int =
     if stack is None:
         stack = _state.stack = []
     level.outermost = not stack
+    level.thread_stack = stack
     stack.append(level)
     return level
 
 
-def open_lean_level(size: int, randomness: str, level_type: type[Level]) -> Level | None:
-    """``open_level`` for a lean pass of a vmap call (``api``), or None, opening nothing,
-    where a level open on this thread is not a lean pass's (``lean_levels``)."""
+def open_lean_level(size: int, randomness: str, level_type: type[Level]
+                    ) -> tuple[Level | None, int]:
+    """``open_level`` for a lean pass of a vmap call (``api``), with ``session_tick()`` as it
+    was before it opened (both read here: each attribute read of a thread-local costs about
+    as much as a Python call); ``(None, 0)``, opening nothing, where a level open on this
+    thread is not a lean pass's (``lean_levels``)."""
     state = _state
     stack = state.stack
     if stack is None:
@@ -425,19 +431,23 @@ def open_lean_level(size: int, randomness: str, level_type: type[Level]) -> Leve
     else:
         for open_one in stack:
             if not open_one.lean:
-                return None
+                return None, 0
+    session = state.session
     level = level_type(size, randomness, 0)
     level.outermost = not stack
     level.lean = True
+    level.thread_stack = stack
     stack.append(level)
-    return level
+    return level, 0 if session is None else session.tick
 
 
 def close_level(level: Level) -> None:
     level.alive = False
     level.inputs = []  # a closed level keeps no caller's array alive
     state = _state
-    stack = state.stack
+    stack = level.thread_stack  # (this thread's: open_level's, read without the thread-local)
+    if stack is None:
+        stack = state.stack
     # Remove this level even if inner levels were left open by a generator or an error.
     if stack:
         if stack[-1] is level:
