@@ -209,12 +209,19 @@ def _extreme_short_last_axis(ufunc, v, keepdims: bool):
     return res[..., None] if keepdims else res
 
 
+#: (rank of an example, batch axis) -> the physical axes of all its axes (axis=None), made once
+_EVERY_AXIS: dict[tuple[int, int], tuple[int, ...]] = {}
+
+
 def _physical_axes(axis, nd: int, bd: int) -> tuple | None:
     """The physical axes of reducing logical ``axis`` (None, an int or a tuple of ints) of an
     ``nd``-d example with the batch axis at ``bd``; None for anything a hot path leaves to the
     general path (out of range, repeated, an axis of a 0-d example: NumPy's own errors)."""
     if axis is None:
-        return tuple(i for i in range(nd + 1) if i != bd)
+        every = _EVERY_AXIS.get((nd, bd))
+        if every is None:
+            every = _EVERY_AXIS[nd, bd] = tuple(i for i in range(nd + 1) if i != bd)
+        return every
     if type(axis) is int:
         axis = (axis,)
     elif type(axis) is not tuple or not nd:
@@ -283,7 +290,7 @@ def _fast_reduction(op, kind: str):
         if kind is SCAN:
             out_bdim = bd
         else:
-            out_bdim = bd if keepdims else bd - sum(1 for p in paxes if p < bd)
+            out_bdim = bd if keepdims or not bd else bd - sum(1 for p in paxes if p < bd)
         res = op(v, axis=paxes[0] if len(paxes) == 1 else paxes, **kw)
         return new_batched(res, out_bdim, level)
 
@@ -314,7 +321,7 @@ def _fast_ufunc_reduce(op):
         paxes = _physical_axes(axis, nd, bd)
         if paxes is None:
             return NotImplemented
-        out_bdim = bd if keepdims else bd - sum(1 for p in paxes if p < bd)
+        out_bdim = bd if keepdims or not bd else bd - sum(1 for p in paxes if p < bd)
         if len(paxes) == 1:
             paxes = paxes[0]
         if tv is np.ndarray:
