@@ -598,6 +598,9 @@ class VmapFunction:
                             if x is v:
                                 return out.copy()
                         return out
+            elif type(out) is np.ndarray and type(out_axes) is int and \
+                    -1 - out.ndim <= out_axes <= out.ndim:  # (_unwrap_leaf's, in place)
+                out = _broadcast_out(out, out_axes % (out.ndim + 1), level.size)
             else:
                 out = unwrap_outputs(level, out, out_axes, "out_axes")
             return _not_a_view_of_inputs(out, args, axes)
@@ -2291,5 +2294,14 @@ def _unwrap_leaf(level: Level, x: Any, ax: Any, where: Callable[[], str]) -> Any
     if not -nd <= ax < nd:
         raise _out_of_range(where, ax, nd)
     ax %= nd
+    return _broadcast_out(x, ax, level.size)
+
+
+def _broadcast_out(x: Any, ax: int, size: Any) -> Any:
+    """An output not batched at this level, as a broadcast view with a batch axis of ``size``
+    at ``ax`` (non-negative)."""
     shape = tuple(x.shape)
-    return np.broadcast_to(np.expand_dims(x, ax), shape[:ax] + (level.size,) + shape[ax:])
+    # (np.expand_dims of an ndarray is this reshape, a view, without its axis checks)
+    x = x.reshape(shape[:ax] + (1,) + shape[ax:]) if type(x) is np.ndarray \
+        else np.expand_dims(x, ax)
+    return np.broadcast_to(x, shape[:ax] + (size,) + shape[ax:])
