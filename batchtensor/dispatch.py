@@ -254,8 +254,9 @@ def ufunc_call(ufunc, method: str, inputs: tuple, kwargs: dict) -> Any:
     """Dispatch ``ufunc.method(*inputs, **kwargs)`` whose operands contain BatchedTensors."""
     for x in inputs if not kwargs or "out" not in kwargs else inputs + kwargs["out"]:
         t = type(x)
-        if t is not BatchedTensor and t not in SCALAR_TYPES and hasattr(t, "__array_ufunc__") \
-                and not isinstance(x, np.generic):
+        # (a plain ndarray, the common other operand, defers to us: no more checks)
+        if t is not BatchedTensor and t is not np.ndarray and t not in SCALAR_TYPES \
+                and hasattr(t, "__array_ufunc__") and not isinstance(x, np.generic):
             if t is not np.ndarray and issubclass(t, _MASKED):  # per example, a masked result
                 return slots.masked_ufunc(ufunc, method, inputs, kwargs)
             if not defers_to_us(t):

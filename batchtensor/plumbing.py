@@ -290,10 +290,13 @@ def front_aligned(ufunc, a, b, ta: type, tb: type) -> BatchedTensor | None:
             return None
         rank = max(cv.ndim, ov.ndim)
         cv, ov = _pad_after_front(cv, rank), _pad_after_front(ov, rank)
-    elif to is np.ndarray or to is BatchedTensor:
+    elif to is np.ndarray:
         ov = other
         cv = _pad_after_front(cv, ov.ndim + 1)
-        outer = to is BatchedTensor
+    elif to is BatchedTensor:
+        ov = other
+        cv = _pad_after_front(cv, ov._value.ndim)  # (its logical rank + 1, without .ndim's call)
+        outer = True
     else:
         return None
     if RECORDERS:

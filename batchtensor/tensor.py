@@ -557,7 +557,7 @@ class BatchedTensor:
                         record(func, entry.kind)
                     return res
         for t in types:
-            if t is not BatchedTensor:
+            if t is not BatchedTensor and t is not np.ndarray:  # (an ndarray defers to us)
                 if issubclass(t, np.ma.MaskedArray):  # per example, a masked computation
                     return slots.masked_function(func, args, kwargs)
                 if not defers_to_us(t):

@@ -318,9 +318,11 @@ def _fast_ufunc_reduce(op):
         keepdims = keepdims is not NoValue and bool(keepdims)
         dtype = kw.get("dtype", dtype0)
         nd = v.ndim - 1
-        paxes = _physical_axes(axis, nd, bd)
+        paxes = _EVERY_AXIS.get((nd, bd)) if axis is None else None  # (the common sum())
         if paxes is None:
-            return NotImplemented
+            paxes = _physical_axes(axis, nd, bd)
+            if paxes is None:
+                return NotImplemented
         out_bdim = bd if keepdims or not bd else bd - sum(1 for p in paxes if p < bd)
         if len(paxes) == 1:
             paxes = paxes[0]
