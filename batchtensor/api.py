@@ -125,6 +125,9 @@ class VmapFunction:
         self._common_call = chunk_size in (None, "auto") and executor is None and not progress
         # mapped ndarrays of fewer bytes than this take one pass whatever _auto_plan measures
         self._one_pass_bytes = min(_AUTO_MIN_EXAMPLE_BYTES, chunking.probe_threshold(max_memory))
+        # below this, _auto_plan neither measures nor chunks where an example has fewer than
+        # _AUTO_MIN_EXAMPLE_BYTES (its (None, False), answered in place)
+        self._probe_bytes = chunking.probe_threshold(max_memory)
         self._module = buffers.module_of(func)  # whose names for NumPy make buffers
         self._learnt = buffers.learnt_modules(func)  # modules it calls, swapped alike
         self._floats = pyfloat.learnt_floats(self._learnt)  # modules given a float()
@@ -159,7 +162,9 @@ class VmapFunction:
                 if self._common_call and size is not None and \
                         (self.axis_size is None or self.axis_size == size):
                     # the common call: no pytrees, no fixed chunks
-                    if self.chunk_size is None or nbytes < self._one_pass_bytes:
+                    if self.chunk_size is None or nbytes < self._one_pass_bytes or (
+                            nbytes < self._probe_bytes
+                            and nbytes < size * _AUTO_MIN_EXAMPLE_BYTES):
                         return self._one_pass(args, axes, kwargs, size, lean, guards)
                     chunk, measure = _auto_plan(args, axes, size, self.max_memory)
                     if not measure and (chunk is None or size <= chunk):
