@@ -491,16 +491,27 @@ def _correlate(x, y, n: int, m: int, start: int, length: int):
     """
     lo = max(0, m - 1 - start)  # zeros needed before x
     hi = max(0, start + length - n)  # zeros needed after x
+    # (y is usually a flipped view: isfinite of a negative-stride array copies it first)
+    forward = y[..., ::-1] if type(y) is np.ndarray and y.ndim and y.strides[-1] < 0 else y
     if "c" in (x.dtype.kind, y.dtype.kind):
         # NumPy's complex dot (BLAS) multiplies inf and NaN parts otherwise than the ufunc
-        require(bool(np.isfinite(x).all()) and bool(np.isfinite(y).all()),
+        require(bool(np.isfinite(x).all()) and bool(np.isfinite(forward).all()),
                 "complex values with inf or NaN parts")
     elif lo or hi:
         # NumPy sums only the overlapping products; the zeros here multiply kernel values
         # too, which is exact but for inf and NaN (0 * inf is NaN): those go per example
-        require(y.dtype.kind != "f" or bool(np.isfinite(y).all()),
+        require(y.dtype.kind != "f" or bool(np.isfinite(forward).all()),
                 "a kernel with inf or NaN values past the signal's ends")
-    if lo or hi:
+    if (lo or hi) and type(x) is np.ndarray:
+        # the zeros and x written into one new array: a fifth fewer instructions than
+        # np.concatenate of broadcast zeros at 1024 rows of 64 and a kernel of 5, and than
+        # np.zeros and one write, which clears the whole array first (bench/NOTES.md)
+        padded = np.empty(x.shape[:-1] + (lo + n + hi,), dtype=x.dtype)
+        padded[..., :lo] = 0
+        padded[..., lo + n:] = 0
+        padded[..., lo:lo + n] = x
+        x = padded
+    elif lo or hi:  # (CuPy, the ONNX recorder: one concatenate, no write)
         x = np.concatenate([_zeros_cols(x, lo), x, _zeros_cols(x, hi)], axis=-1)
     first = start - (m - 1) + lo  # position of xpad[start] in x
     if m <= length:
