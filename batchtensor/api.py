@@ -585,24 +585,22 @@ class VmapFunction:
             if type(out) is BatchedTensor and out._level is level and type(out_axes) is int \
                     and out._bdim == out_axes:
                 out = out._value  # (batch axis already where out_axes puts it)
-                if type(out) is np.ndarray and out.base is None:
-                    # (_not_a_view_of_inputs' first case in place: an array that owns its
-                    # memory is a view of no input; only a mapped input itself is copied)
+                # (_not_a_view_of_inputs in place; inside other vmaps ``out`` is a value of
+                # their levels, and its innermost physical value is what may be an input's)
+                v = out
+                while type(v) is BatchedTensor:
+                    v = v._value
+                if type(v) is np.ndarray:
+                    if v.base is not None:
+                        return out.copy() if _shares_a_mapped_root(v, args, axes) else out
+                    # an array that owns its memory is a view of no input; only a mapped input
+                    # itself is copied
                     for x in inputs:
-                        if x is out:
+                        while type(x) is BatchedTensor:
+                            x = x._value
+                        if x is v:
                             return out.copy()
                     return out
-                if type(out) is BatchedTensor:  # inside other vmaps: a value of their levels
-                    v = out._value
-                    while type(v) is BatchedTensor:
-                        v = v._value
-                    if type(v) is np.ndarray and v.base is None:  # (as above, one level in)
-                        for x in inputs:
-                            while type(x) is BatchedTensor:
-                                x = x._value
-                            if x is v:
-                                return out.copy()
-                        return out
             elif type(out) is np.ndarray and type(out_axes) is int and \
                     -1 - out.ndim <= out_axes <= out.ndim:  # (_unwrap_leaf's, in place)
                 out = _broadcast_out(out, out_axes % (out.ndim + 1), level.size)
