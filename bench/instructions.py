@@ -8,8 +8,9 @@ interpreter's start and the imports are not. Fewer instructions is not always le
 caches, branch prediction), so a speed claim still needs ``bench/revisions.py``; but where two
 revisions differ by a few thousand instructions per call, this says so every time.
 
-Each case runs once per revision (``--base``, checked out into a temporary git worktree, and
-this checkout), in a process of its own; each run takes about 20 s. Needs valgrind.
+Each case (the calls in ``CASES`` and every workload of ``bench/workloads.py``) runs once per
+revision (``--base``, checked out into a temporary git worktree, and this checkout), in a
+process of its own; a run takes 20 s (a call) to several minutes (solve16). Needs valgrind.
 
     python bench/instructions.py --base <commit> [--calls 300] [--cases identity pairwise ...]
 """
@@ -37,13 +38,15 @@ CASES = {
                        "(0, None)), (A, B)"),
     "nested identity": ("inner = bt.vmap(lambda a, b: b, (None, 0))\n"
                         "f, args = bt.vmap(lambda a, b: inner(a, b), (0, None)), (A, B)"),
-    "pairwise (workload)": ("w = next(w for w in workloads.WORKLOADS if w.name == 'pairwise')\n"
-                            "args, _ = w.make(np.random.default_rng(0), 'dispatch')\n"
-                            "f = bt.vmap(bt.vmap(w.per_example, (None, 0)), (0, None))"),
-    "xent (workload)": ("w = next(w for w in workloads.WORKLOADS if w.name == 'xent')\n"
-                        "args, axes = w.make(np.random.default_rng(0), 'dispatch')\n"
-                        "f = bt.vmap(w.per_example, in_axes=axes)"),
 }
+# every workload of bench/workloads.py, as bench/revisions.py calls it
+_WORKLOAD = ("w = next(w for w in workloads.WORKLOADS if w.name == {name!r})\n"
+             "args, axes = w.make(np.random.default_rng(0), 'dispatch')\n"
+             "f = (bt.vmap(bt.vmap(w.per_example, (None, 0)), (0, None)) if axes == 'nested'\n"
+             "     else bt.vmap(w.per_example, in_axes=axes))")
+CASES.update({f"{name} (workload)": _WORKLOAD.format(name=name)
+              for name in ("pairwise", "xent", "mlp", "ensemble", "solve4", "solve16",
+                           "lorenz_rk4", "convolve", "sort_cumsum_searchsorted")})
 
 _RUN = """
 import functools, gc, sys
