@@ -190,3 +190,21 @@ def test_a_nested_vmap_returning_a_view_of_its_input_gives_new_memory(what, inne
     assert_same(got, want)
     assert_same(xs, before)  # the loop's xs_loop is unchanged too
     assert_same(xs_loop, before)
+
+
+@pytest.mark.parametrize("out_axes", [0, 1, -1, 2, -3, 3])
+@pytest.mark.parametrize("shape", [(), (2,), (2, 3)], ids=["0-d", "1-d", "2-d"])
+def test_an_output_not_batched_is_broadcast_at_its_out_axis(shape, out_axes):
+    """A lean pass broadcasts a plain ndarray output in place (``_broadcast_out``): the loop's
+    values at every out axis, as a read-only view of the array (the design's choice over the
+    loop's copy), and the out-of-range error of the general path."""
+    w = RNG.normal(size=shape)
+    xs = RNG.normal(size=(4, 3))
+    f = bt.vmap(lambda x: w, out_axes=out_axes)
+    if not -len(shape) - 1 <= out_axes <= len(shape):
+        with pytest.raises(ValueError, match="out of range"):
+            f(xs)
+        return
+    got = f(xs)
+    assert_same(got, loop_vmap(lambda x: w, out_axes=out_axes)(xs))
+    assert np.shares_memory(got, w) and not got.flags.writeable
