@@ -257,7 +257,7 @@ def ufunc_call(ufunc, method: str, inputs: tuple, kwargs: dict) -> Any:
         # (a plain ndarray, the common other operand, defers to us: no more checks)
         if t is not BatchedTensor and t is not np.ndarray and t not in SCALAR_TYPES \
                 and hasattr(t, "__array_ufunc__") and not isinstance(x, np.generic):
-            if t is not np.ndarray and issubclass(t, _MASKED):  # per example, a masked result
+            if issubclass(t, _MASKED):  # per example, a masked result
                 return slots.masked_ufunc(ufunc, method, inputs, kwargs)
             if not defers_to_us(t):
                 return NotImplemented  # as NumPy orders them: a type of its own goes first

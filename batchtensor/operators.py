@@ -80,9 +80,7 @@ def _array_power(forward, inplace):
     NumPy scalar example takes np.power, as the scalar's operator does."""
     def operator_applies(self, other) -> bool:  # a Python exponent, an array per example
         t = type(other)
-        # (scalar_per_example, in place: one call fewer per x ** 2)
-        if (t is int or t is float) and not (self._value.ndim == 1
-                                             and not getattr(self, "_array0d", False)):
+        if (t is int or t is float) and not scalar_per_example(self):
             level = self._level
             if not level.alive:
                 level.check_alive()
