@@ -568,6 +568,21 @@ def _like_maker(name: str):
     return make
 
 
+def _same_memory(res: np.ndarray, src: np.ndarray) -> bool:
+    """Whether ``res`` is ``src`` or a view of its memory. An array with no element shares
+    memory with nothing as ``np.may_share_memory`` sees it, so there the roots of their
+    ``base`` chains are compared (``np.asarray(empty)`` is ``empty``, not a new array)."""
+    if res is src or (res.size and src.size and np.may_share_memory(res, src)):
+        return True
+    if res.size and src.size:
+        return False
+    while type(res.base) is np.ndarray:
+        res = res.base
+    while type(src.base) is np.ndarray:
+        src = src.base
+    return res is src or (res.base is not None and res.base is src.base)
+
+
 def _copy_maker(convert):
     """``np.copy`` / ``np.array`` (for ``array``, the conversions' wrapper): a new array of
     unbatched data is a buffer; anything batched goes on as before."""
@@ -579,7 +594,7 @@ def _copy_maker(convert):
         src = plain_of(a)
         res = convert(src, *args, **kwargs)
         if type(res) is not np.ndarray or (type(src) is np.ndarray
-                                           and np.may_share_memory(res, src)):
+                                           and _same_memory(res, src)):
             return res  # not a new array (copy=False), or a subclass: not a buffer
         return LocalBuffer(res, level)
 

@@ -46,10 +46,24 @@ def scipy_rule(op: Any, **options: Any) -> Callable:
 
 
 def call(module: Any, name: str) -> Callable:
-    """``module.name`` as it is when called (the Primitive while a vmap runs)."""
+    """``module.name`` as it is when called (the Primitive while a vmap runs).
+
+    SciPy's code run by a rule works on physical values, so the arrays it makes are not
+    the vmapped function's per-example state: while it runs, the array-api namespace's
+    makers it calls (``xp.zeros``, ``xp.asarray``; ``batchtensor.buffers``) make plain
+    arrays. Made buffers there, a rule could hand one back as a physical value (``dct`` of
+    an empty batch returns ``xp.asarray(y)``, a new buffer where ``y`` has no element)."""
 
     def through_module(*args: Any, **kwargs: Any) -> Any:
-        return getattr(module, name)(*args, **kwargs)
+        level = current_level()
+        if level is None or level.buffers is None:
+            return getattr(module, name)(*args, **kwargs)
+        made = level.buffers
+        level.buffers = None
+        try:
+            return getattr(module, name)(*args, **kwargs)
+        finally:
+            level.buffers = made
 
     return through_module
 
