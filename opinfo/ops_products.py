@@ -270,6 +270,24 @@ def _conv_samples(default_mode):
             yield SampleInput(_arrays(rng, dtype, (2048,), (32,)), {"mode": mode},
                               f"long (2048*32, NumPy's routine per example) {mode}")
         yield SampleInput(_arrays(rng, dtype, (32,), (2048,)), {}, "long kernel first")
+        if np.dtype(dtype).kind in "fc":
+            # the vectorised form pads the signal with zeros, and 0 * inf is NaN where NumPy
+            # sums only the overlapping products: such a kernel runs per example (the check
+            # looks at the kernel flipped back, contiguous or not)
+            a, v = _arrays(rng, dtype, (5,), (3,))
+            v[1] = np.inf
+            yield SampleInput((a, v), {"mode": "full"}, "inf in the kernel",
+                              loop_reason="inf or NaN in the kernel: per example")
+            a, v = _arrays(rng, dtype, (5,), (3,), nc=(1,))
+            v[0] = np.nan
+            yield SampleInput((a, v), {"mode": "same"}, "NaN in a non-contiguous kernel",
+                              loop_reason="inf or NaN in the kernel: per example")
+            a, v = _arrays(rng, dtype, (5,), (3,))
+            a[2] = -np.inf
+            yield SampleInput((a, v), {"mode": "full"}, "inf in the signal (vectorised)"
+                              if np.dtype(dtype).kind == "f" else "inf in the signal",
+                              loop_reason=None if np.dtype(dtype).kind == "f"
+                              else "complex values with inf or NaN parts: per example")
     return gen
 
 
