@@ -156,6 +156,14 @@ def _searchsorted_samples(rng, dtype, sorter=True):
     yield SampleInput((_sorted(rng, (0,), dtype), v((3,))), {}, "empty a")
     yield SampleInput((_sorted(rng, (5,), dtype), v((0,))), {}, "empty v")
     yield SampleInput((_sorted(rng, (6,), dtype), 1), {}, "scalar v")
+    # more comparisons than the rule counts (values x length > 8192 even for one example):
+    # its binary search
+    many = make_array(rng, (12, 20), dtype, low=-7, high=7)
+    yield SampleInput((_sorted(rng, (40,), dtype, nans=nan), with_nans(rng, many, 0.2)),
+                      {"side": "right"}, "many values: binary search, NaN in a and v")
+    yield SampleInput((np.sort(make_array(rng, (40,), dtype, low=0, high=5)),
+                       make_array(rng, (240,), dtype, low=-1, high=6)),
+                      {"side": "left"}, "many values: binary search, ties")
     if sorter:
         # a fixed permutation, so that every in_axes combination pairs a with its sorter
         perm = np.array([3, 0, 5, 1, 4, 2])
@@ -186,6 +194,10 @@ def _digitize_samples(rng, dtype):
     yield SampleInput((x((6,)), mixed[::-1].copy() if rng.random() < 0.5 else mixed), {},
                       "increasing in some examples, decreasing in others")
     yield SampleInput((x(()), inc(3)), {}, "0-d x")
+    many = inc(40)  # (values x bins > 8192: the rule's binary search)
+    yield SampleInput((x((12, 20)), many), {"right": True}, "many values: binary search")
+    yield SampleInput((x((240,)), many[::-1].copy() if rng.random() < 0.5 else many), {},
+                      "many values, increasing in some examples, decreasing in others")
     yield SampleInput((x((4,)), np.zeros(3, dtype)), {}, "constant bins")
     yield SampleInput((x((4,)), inc(0)), {}, "empty bins")
     if np.dtype(dtype).kind == "f":

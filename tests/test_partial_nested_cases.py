@@ -10,7 +10,9 @@ loop:
 - ``apply_where(cond, args, ...)`` of array-api-extra (SciPy's copy) with a batched ``cond``
   and shared arguments or fill (``rules/array_api_extra.py``);
 - ``a = np.broadcast_to(a, shape)`` then ``a[mask]`` with a batched mask (a learnt site that
-  makes a read-only view, ``buffers.py``: SciPy's ``skewnorm.cdf``).
+  makes a read-only view, ``buffers.py``: SciPy's ``skewnorm.cdf``);
+- ``np.searchsorted`` / ``np.digitize`` of rows batched at both levels where only some outer
+  examples hold a NaN or decreasing bins (the rule asked the outer examples to agree).
 """
 
 from __future__ import annotations
@@ -314,3 +316,22 @@ def test_correlations_under_nested_vmap(fn, dtype):
     want = loop_vmap(loop_vmap(g))(x, y)
     got = strict_vmap(strict_vmap(g))(x, y)
     assert_same(got, want, rtol=1e-5 if dtype == np.float32 else None)
+
+
+@pytest.mark.parametrize("side", ["left", "right"])
+@pytest.mark.parametrize("n", [5, 40])  # (few comparisons: counted; many: a binary search)
+def test_searchsorted_with_nan_in_some_outer_examples(n, side):
+    a = np.sort(_draw((2, 3, n)), axis=-1)
+    a[0, 1, -1] = np.nan  # (sorted last, as np.sort puts it)
+    v = _draw((2, 3, 240))
+    v[1, 0, :3] = np.nan
+    _nested(lambda r, q: np.searchsorted(r, q, side=side), a, v)
+
+
+@pytest.mark.parametrize("right", [False, True])
+@pytest.mark.parametrize("n", [5, 40])
+def test_digitize_with_decreasing_bins_in_some_outer_examples(n, right):
+    bins = np.sort(_draw((2, 3, n)), axis=-1)
+    bins[1] = bins[1, :, ::-1]
+    x = _draw((2, 3, 240))
+    _nested(lambda v, b: np.digitize(v, b, right=right), x, bins)

@@ -15,8 +15,9 @@ import numpy as np
 
 from ..plumbing import unwrap, wrap
 from ..registry import batch_rule
-from ._helpers import (any_example, as_array, batch_size_of, dry_run, ensure_bdim, logical_rank,
-                       logical_shape, move_bdim_to_front, physical_axis, require, wrap_axis)
+from ._helpers import (all_examples, any_example, as_array, batch_size_of, dry_run, ensure_bdim,
+                       logical_rank, logical_shape, move_bdim_to_front, physical_axis, require,
+                       wrap_axis)
 
 
 def _flat_examples(a, a_bdim):
@@ -126,7 +127,14 @@ def _nan_aware_less(a, b):
 
 
 def _has_nan(x) -> bool:
-    return x.dtype.kind in "fc" and bool(np.any(np.isnan(x)))
+    return x.dtype.kind in "fc" and any_example(np.isnan(x))  # (outer examples need not agree)
+
+
+#: up to this many comparisons (values x row length), counting every row's edges below each
+#: value beats a binary search: the count's sum over a short last axis costs per comparison and
+#: per value, the search's log2(n) + 1 steps of four ops cost per call (bench/NOTES.md,
+#: "searchsorted of batched rows")
+_FEW_COMPARISONS = 8192
 
 
 def batched_searchsorted(a, v, side: str = "left"):
@@ -138,29 +146,30 @@ def batched_searchsorted(a, v, side: str = "left"):
     if side not in ("left", "right"):
         raise ValueError(f"side must be 'left' or 'right' (got {side!r})")
     b, n = a.shape
-    base = np.zeros(v.shape, dtype=np.intp, like=a)
     if n == 0:
-        return base
+        return np.zeros(v.shape, dtype=np.intp, like=a)
     simple = a.dtype.kind != "c" and v.dtype.kind != "c" and not _has_nan(a) and not _has_nan(v)
     less = np.less if simple else _nan_aware_less
-    if n <= 16:  # few edges: count them (one pass) instead of log2(n) gathers
+    if v.size * n <= _FEW_COMPARISONS:  # count the edges below each value: no gathers
         ae, ve = a[:, None, :], v[:, :, None]
         hits = less(ae, ve) if side == "left" else ~less(ve, ae)
         return np.sum(hits, axis=-1, dtype=np.intp)
-    # a[row, i] as one flat take: row offsets added once
+    # positions in the flat rows: each row's offset is in the position from the start
     flat = np.reshape(a, (-1,))
-    rows = np.reshape(np.arange(b, dtype=np.intp, like=base) * n, (b, 1))
+    starts = np.reshape(np.arange(b, dtype=np.intp, like=a) * n, (b, 1))
 
-    def goes_right(i):  # is position i still left of where v belongs?
-        ai = np.take(flat, rows + i)
-        return less(ai, v) if side == "left" else ~less(v, ai)
+    def goes_right(at):  # is flat position ``at`` still left of where v belongs?
+        edge = np.take(flat, at)
+        return less(edge, v) if side == "left" else ~less(v, edge)
 
+    at = np.broadcast_to(starts, v.shape)
     size = n
     while size > 1:
         half = size // 2
-        base = np.where(goes_right(base + half), base + half, base)
+        mid = at + half
+        at = np.where(goes_right(mid), mid, at)
         size -= half
-    return base + goes_right(base)
+    return at - starts + goes_right(at)
 
 
 @batch_rule(np.searchsorted)
@@ -212,7 +221,7 @@ def digitize_rule(x, x_bdim, bins, bins_bdim, right=False):
     if logical_rank(bins, bins_bdim) != 1:
         dry_run(np.digitize, (), np.float64, np.zeros(logical_shape(bins, bins_bdim)))
     b = move_bdim_to_front(bins, bins_bdim)
-    require(not (b.dtype.kind in "fc" and bool(np.any(np.isnan(b)))),
+    require(not (b.dtype.kind in "fc" and any_example(np.isnan(b))),
             "np.digitize with NaN in batched bins")
     mono = _monotonicity(b)
     if any_example(mono == 0):
@@ -223,7 +232,8 @@ def digitize_rule(x, x_bdim, bins, bins_bdim, right=False):
     xf = np.reshape(xv, (n, math.prod(xshape)))
     side = "left" if right else "right"
     decreasing = mono == -1
-    any_down, all_down = bool(np.any(decreasing)), bool(np.all(decreasing))
+    # (of every example at every level: bins batched at an outer vmap too need not agree)
+    any_down, all_down = any_example(decreasing), all_examples(decreasing)
     if not any_down:
         out = batched_searchsorted(b, xf, side)
     else:
