@@ -22,8 +22,15 @@ Every per-op figure is a slope: the function with 100 ops minus the same with 50
 The machine drifts within a minute, so every figure is the median over rounds, and the last
 column is the median of the per-round ratios new / base (below 1: the new one is faster).
 
+One process favours one of its two copies of the package by a few percent in some figures,
+even where both hold the same code (``--base HEAD``: pairwise distances between 0.96 and 1.04
+from process to process). ``--processes P`` runs P processes, each loading both revisions
+under names of their own, alternately base first and new first, and gives the median of
+the processes' figures: what is left is the change, not the copy a process happened to
+favour.
+
     python bench/revisions.py --base main~3 [--rounds 31] [--peers] [--imports M ...]
-                              [--json FILE]
+                              [--processes P] [--json FILE]
 """
 
 from __future__ import annotations
@@ -172,6 +179,49 @@ def measure(libs: dict, rounds: int, number: int = 20, peers: bool = False) -> d
             for case, v in samples.items()}
 
 
+def _one_process(a) -> dict:
+    """The table of one process: base and this checkout loaded side by side (both under
+    names of their own where ``a.order`` says which one is loaded first)."""
+    for module in a.imports:
+        importlib.import_module(module)
+    with tempfile.TemporaryDirectory() as tmp:
+        base_tree = Path(tmp) / "base"
+        subprocess.run(["git", "worktree", "add", "--detach", str(base_tree), a.base],
+                       cwd=ROOT, check=True, capture_output=True)
+        try:
+            if a.order is None:
+                libs = {"base": load_package("batchtensor_base", base_tree / "batchtensor"),
+                        "new": bt}
+            else:
+                first, second = ("base", "new") if a.order == "base-first" else ("new", "base")
+                trees = {"base": base_tree, "new": ROOT}
+                libs = {name: load_package(f"batchtensor_{name}", trees[name] / "batchtensor")
+                        for name in (first, second)}
+            return measure(libs, a.rounds, peers=a.peers)
+        finally:
+            subprocess.run(["git", "worktree", "remove", "--force", str(base_tree)], cwd=ROOT,
+                           check=False, capture_output=True)
+
+
+def _processes(a) -> dict:
+    """The median over ``a.processes`` processes of each figure, base first in every other."""
+    tables = []
+    with tempfile.TemporaryDirectory() as tmp:
+        for i in range(a.processes):
+            out = Path(tmp) / f"{i}.json"
+            order = "base-first" if i % 2 else "new-first"
+            cmd = [sys.executable, __file__, "--base", a.base, "--rounds", str(a.rounds),
+                   "--order", order, "--json", str(out)] + (["--peers"] if a.peers else [])
+            if a.imports:
+                cmd += ["--imports", *a.imports]
+            subprocess.run(cmd, check=True, capture_output=True)
+            tables.append(json.loads(out.read_text())["table"])
+            print(f"process {i + 1} of {a.processes} ({order}): done", file=sys.stderr)
+    return {case: {key: statistics.median(t[case][key] for t in tables)
+                   for key in ("base", "new", "new / base")}
+            for case in tables[0]}
+
+
 def main(argv=None) -> int:
     p = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     p.add_argument("--base", required=True, help="the commit to compare this checkout with")
@@ -181,23 +231,19 @@ def main(argv=None) -> int:
     p.add_argument("--imports", nargs="*", default=[], metavar="MODULE",
                    help="modules to import first, as a user's program would (scipy.signal: "
                         "the replacements a vmap call swaps in grow with what is imported)")
+    p.add_argument("--processes", type=int, default=1,
+                   help="run this many processes, base loaded first in every other, and give "
+                        "the median of their figures")
+    p.add_argument("--order", choices=("base-first", "new-first"), default=None,
+                   help="(one process of --processes) load both revisions under names of "
+                        "their own, in this order")
     p.add_argument("--json", metavar="FILE")
     a = p.parse_args(argv)
-    for module in a.imports:
-        importlib.import_module(module)
-    with tempfile.TemporaryDirectory() as tmp:
-        base_tree = Path(tmp) / "base"
-        subprocess.run(["git", "worktree", "add", "--detach", str(base_tree), a.base],
-                       cwd=ROOT, check=True, capture_output=True)
-        try:
-            base = load_package("batchtensor_base", base_tree / "batchtensor")
-            table = measure({"base": base, "new": bt}, a.rounds, peers=a.peers)
-        finally:
-            subprocess.run(["git", "worktree", "remove", "--force", str(base_tree)], cwd=ROOT,
-                           check=False, capture_output=True)
+    table = _processes(a) if a.processes > 1 else _one_process(a)
     imported = f", after importing {', '.join(a.imports)}" if a.imports else ""
-    print(f"base {a.base} vs this checkout, one process{imported}: medians of {a.rounds} "
-          f"rounds\n")
+    where = (f"medians over {a.processes} processes (base loaded first in every other) of "
+             if a.processes > 1 else "one process, ")
+    print(f"base {a.base} vs this checkout, {where}medians of {a.rounds} rounds{imported}\n")
     print("| figure | base | new | new / base (median of rounds) |")
     print("|---|---|---|---|")
     for k, v in table.items():
