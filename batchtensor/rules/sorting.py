@@ -154,7 +154,7 @@ def batched_searchsorted(a, v, side: str = "left"):
         ae, ve = a[:, None, :], v[:, :, None]
         hits = less(ae, ve) if side == "left" else ~less(ve, ae)
         return np.sum(hits, axis=-1, dtype=np.intp)
-    # positions in the flat rows: each row's offset is in the position from the start
+    # positions into the flattened rows, each row's start included: one take per step
     flat = np.reshape(a, (-1,))
     starts = np.reshape(np.arange(b, dtype=np.intp, like=a) * n, (b, 1))
 
