@@ -73,7 +73,7 @@ from .boxed.loop import running_examples
 from .config import config
 from .dispatch import WRITES_FIRST_ARGUMENT, function_call
 from .foreign import PRIMITIVES
-from .levels import Level, active_levels, current_level
+from .levels import Level, active_levels, current_level, memory_root
 from .registry import ALIASES
 from .tensor import BatchedTensor, compat_namespace, new_batched
 
@@ -570,17 +570,13 @@ def _like_maker(name: str):
 
 def _same_memory(res: np.ndarray, src: np.ndarray) -> bool:
     """Whether ``res`` is ``src`` or a view of its memory. An array with no element shares
-    memory with nothing as ``np.may_share_memory`` sees it, so there the roots of their
-    ``base`` chains are compared (``np.asarray(empty)`` is ``empty``, not a new array)."""
-    if res is src or (res.size and src.size and np.may_share_memory(res, src)):
+    memory with nothing as ``np.may_share_memory`` sees it, so there the owners of their
+    memory are compared (``np.asarray(empty)`` is ``empty``, not a new array)."""
+    if res is src:
         return True
     if res.size and src.size:
-        return False
-    while type(res.base) is np.ndarray:
-        res = res.base
-    while type(src.base) is np.ndarray:
-        src = src.base
-    return res is src or (res.base is not None and res.base is src.base)
+        return bool(np.may_share_memory(res, src))
+    return memory_root(res) is memory_root(src)
 
 
 def _copy_maker(convert):
