@@ -26,7 +26,7 @@ __all__ = ["NoValue", "given", "truthy", "move_bdim_to_front", "logical_rank", "
            "align_front", "align_pointwise", "logical_shape", "ndim_of", "dry_run", "read_only",
            "LoopFallback", "require", "batch_outermost", "shared_value", "clip_mode",
            "any_example", "all_examples", "flat_rows", "levels_of", "plain_value",
-           "batched_as"]
+           "batched_as", "expand_last", "squeeze_last"]
 
 
 def given(v: Any) -> bool:
@@ -138,6 +138,20 @@ def batch_outermost(x: Any, bdim: int | None) -> Any:
     out = blocks.transpose(tuple(np.argsort(perm)))
     out[...] = x
     return out
+
+
+def expand_last(x: Any) -> Any:
+    """``np.expand_dims(x, -1)``: a view of ``x`` with a last axis of size 1 added."""
+    if type(x) is np.ndarray:  # fast path: np.expand_dims runs ~150 bytecodes of Python
+        return x.reshape(x.shape + (1,))
+    return np.expand_dims(x, -1)
+
+
+def squeeze_last(x: Any) -> Any:
+    """``np.squeeze(x, -1)`` for an ``x`` whose last axis has size 1: a view without it."""
+    if type(x) is np.ndarray:  # (a reshape, as np.squeeze gives: an array even at 0-d)
+        return x.reshape(x.shape[:-1])
+    return np.squeeze(x, -1)
 
 
 def pad_to_rank(x: Any, rank: int) -> Any:

@@ -23,8 +23,8 @@ from ..plumbing import unwrap
 from ..errors import DataDependentError
 from ..registry import REGISTRY, batch_rule, decomposition, op_name
 from ._helpers import (NoValue, all_examples, batch_outermost, batch_size_of, ensure_bdim,
-                       logical_rank, logical_shape, move_bdim_to_front, pad_to_rank, require,
-                       wrap_axis)
+                       expand_last, logical_rank, logical_shape, move_bdim_to_front, pad_to_rank,
+                       require, squeeze_last, wrap_axis)
 from .products import as_operand, raise_numpy_error, reshape_front, stand_in
 
 LinAlgError = np.linalg.LinAlgError
@@ -115,9 +115,9 @@ def solve_rule(a, a_bdim, b, b_bdim):
     if rb == 1 and b_bdim is not None:
         # NumPy 2: b is a vector only if b.ndim == 1, so one example's vector becomes a
         # one-column matrix here (the batched b is 2-d physically).
-        y = np.expand_dims(move_bdim_to_front(b, b_bdim), -1)
+        y = expand_last(move_bdim_to_front(b, b_bdim))
         x, y = align_core([a, y], [a_bdim, 0], [2, 2])
-        return np.squeeze(np.linalg.solve(x, y), -1), 0
+        return squeeze_last(np.linalg.solve(x, y)), 0
     x, y = align_core([a, b], [a_bdim, b_bdim], [2, 1 if rb == 1 else 2])
     return np.linalg.solve(x, y), 0
 
@@ -292,8 +292,8 @@ def tensorsolve_rule(a, a_bdim, b, b_bdim, axes=None):
         res = np.linalg.solve(x, np.ravel(b))
     else:
         y = move_bdim_to_front(b, b_bdim)
-        y = np.expand_dims(reshape_front(y, (math.prod(sb),)), -1)
-        res = np.squeeze(np.linalg.solve(x, y), -1)
+        y = expand_last(reshape_front(y, (math.prod(sb),)))
+        res = squeeze_last(np.linalg.solve(x, y))
     return reshape_front(res, oldshape), 0
 
 
