@@ -158,17 +158,19 @@ class VmapFunction:
             if common is not None and kwargs and has_dask_array(kwargs):
                 common = None  # a dask array among the keyword arguments: vmap_dask, below
             if common is not None:  # arrays mapped, everything unmapped passed through whole
-                axes, size, nbytes, lean, guards = common
+                axes, size, nbytes, lean, guarded, guards = common
                 if self._common_call and size is not None and \
                         (self.axis_size is None or self.axis_size == size):
                     # the common call: no pytrees, no fixed chunks
                     if self.chunk_size is None or nbytes < self._one_pass_bytes or (
                             nbytes < self._probe_bytes
                             and nbytes < size * _AUTO_MIN_EXAMPLE_BYTES):
-                        return self._one_pass(args, axes, kwargs, size, lean, guards)
+                        return self._one_pass(args, axes, kwargs, size, lean, guarded,
+                                              guards)
                     chunk, measure = _auto_plan(args, axes, size, self.max_memory)
                     if not measure and (chunk is None or size <= chunk):
-                        return self._one_pass(args, axes, kwargs, size, lean, guards)
+                        return self._one_pass(args, axes, kwargs, size, lean, guarded,
+                                              guards)
                     return self._chunked(list(args), axes, None, kwargs, size, chunk,
                                          measure=measure, auto=True)
                 leaves, treedef = list(args), None
@@ -497,13 +499,14 @@ class VmapFunction:
         return self._vectorised(leaves, axes, treedef, kwargs, size, offset, first)
 
     def _one_pass(self, args: tuple[Any, ...], axes: list[Any], kwargs: dict[str, Any],
-                  size: int, lean: bool, guards: list[int] | None) -> Any:
+                  size: int, lean: bool, guarded: Sequence[Any] | None,
+                  guards: list[int] | None) -> Any:
         """The common call in one pass: ``_run`` where anything needs its general handling;
         otherwise ``_run``, ``_run_pass`` and ``_pass`` for a lean pass written out in one
         frame (the same steps in the same order, the layers' checks answered once here), as
         the fixed cost of a vmap call is most of what a small batch costs. ``lean``: every
-        argument is of ``_LEAN_TYPES``; ``guards``: where the unmapped ndarrays are
-        (``_common_axes``)."""
+        argument is of ``_LEAN_TYPES``; ``guarded``, ``guards``: the arguments with read-only
+        views of the unmapped writeable ndarrays, and where those are (``_common_axes``)."""
         if not lean or kwargs or not size or self._reruns or self._learnt or self._floats \
                 or RECORDERS or id(self._key) in _FULL:
             return self._run(args, axes, None, kwargs, size)
@@ -512,15 +515,8 @@ class VmapFunction:
                 else everywhere):
             return self._run(args, axes, None, kwargs, size)
         # (no argument of a backend without read-only arrays: _run's snapshots are none)
-        guarded: Sequence[Any] = args
-        if guards is not None:
-            for i in guards:
-                leaf = args[i]
-                if leaf.flags.writeable:
-                    if guarded is args:
-                        guarded = list(args)
-                    guarded[i] = leaf = leaf.view()  # type: ignore[index]
-                    leaf.setflags(False)  # (write=False: positional, read faster)
+        if guarded is None:
+            guarded = args
         level, tick = open_lean_level(size, self.randomness, VmapLevel)
         if level is None:  # inside a full pass: this pass is full too
             return self._run(args, axes, None, kwargs, size)
@@ -537,10 +533,10 @@ class VmapFunction:
             if not lean:
                 out = self._full_after_lean(guarded, axes, None, kwargs, size, 0, first, tick,
                                             None)
-            if guarded is not args:  # (_synced in place; a view keeps its argument's dtype)
-                for i in guards:  # type: ignore[union-attr]
-                    g = guarded[i]
-                    if g.shape != args[i].shape or g.dtype is not args[i].dtype:
+            if guards is not None:  # (_synced in place; a view keeps its argument's dtype)
+                for i in guards:
+                    g, x = guarded[i], args[i]
+                    if g.shape != x.shape or g.dtype is not x.dtype:
                         _synced(None, guarded, args, axes, (i,))
             return out
         except BaseException as e:
@@ -1752,17 +1748,20 @@ def _warn_rerun(func: Any, reason: str, e: BaseException | None, split: int = 0,
 
 
 def _common_axes(args: tuple[Any, ...], in_axes: Any
-                 ) -> tuple[list[Any], int | None, int, bool, list[int] | None] | None:
-    """``(axes, size, nbytes, lean, guards)`` when every mapped argument is an ndarray or a
-    BatchedTensor (the common call); None sends the call down the general path (pytrees,
-    checks, messages).
+                 ) -> tuple[list[Any], int | None, int, bool, list[Any] | None,
+                            list[int] | None] | None:
+    """``(axes, size, nbytes, lean, guarded, guards)`` when every mapped argument is an
+    ndarray or a BatchedTensor (the common call); None sends the call down the general path
+    (pytrees, checks, messages).
 
     ``axes``: one per argument, made non-negative; ``size``: the batch size, None if an axis is
     out of range, the sizes differ or nothing is mapped (the general path raises the error);
     ``nbytes``: the mapped arguments' bytes times the outer levels' examples each of their
     values stands for (as ``_auto_plan`` weighs them); ``lean``: every argument is of
-    ``_LEAN_TYPES``; ``guards``: the positions of the unmapped ndarrays (a pass gets read-only
-    views of them), or None."""
+    ``_LEAN_TYPES``; ``guarded``: the arguments as a lean pass gets them, each unmapped
+    writeable ndarray a read-only view of it (made here, in the loop that finds them: a
+    function with several unmapped weights pays for one walk over them, not two), or None
+    where there is none; ``guards``: the positions of those views, or None."""
     n = len(args)
     if type(in_axes) is int:
         axes = [in_axes] * n
@@ -1775,15 +1774,19 @@ def _common_axes(args: tuple[Any, ...], in_axes: Any
     outer = 1
     lean = ok = True
     guards: list[int] | None = None
+    guarded: list[Any] | None = None
     for i, a in enumerate(args):
         ax = axes[i]
         t = type(a)
         if ax is None:
             if t is np.ndarray:
-                if guards is None:
-                    guards = [i]
-                else:
-                    guards.append(i)
+                if a.flags.writeable:
+                    if guarded is None:
+                        guarded, guards = list(args), [i]
+                    else:
+                        guards.append(i)  # type: ignore[union-attr]
+                    guarded[i] = a = a.view()
+                    a.setflags(False)  # (write=False: positional, read faster)
             elif t is BatchedTensor:
                 v = a._value
                 if type(v) is np.ndarray:  # (_outer_examples of one level, in place)
@@ -1820,7 +1823,7 @@ def _common_axes(args: tuple[Any, ...], in_axes: Any
             size = s
         elif s != size:
             ok = False
-    return axes, size if ok else None, nbytes * outer, lean, guards
+    return axes, size if ok else None, nbytes * outer, lean, guarded, guards
 
 
 def _mapped_input(leaf: Any, func: Callable[..., Any], args: tuple[Any, ...],
