@@ -55,6 +55,9 @@ CONVERTERS: dict[type, Any] = {}
 
 _NUMPY = vars(np)  # one dict update swaps them all (a tenth of nine setattr calls)
 _lock = threading.Lock()
+# (bound once: every outermost vmap call takes the lock twice, and looking the methods up on
+# the lock each time cost as much again as taking and releasing it)
+_acquire, _release = _lock.acquire, _lock.release
 _users = 0  # levels open on all threads together
 _full_users = 0  # of those, the ones whose passes want every replacement (enter(full=True))
 _in = False  # whether every replacement is installed (enter / leave)
@@ -502,7 +505,7 @@ def enter(full: bool = True) -> None:
         _modules_seen = len(sys.modules)
         for hook in on_new_modules:
             hook()
-    _lock.acquire()
+    _acquire()
     _users += 1
     # (not only at the first level: a thread that opened the first one with the replacements
     # off, ``bt.config(intercept_numpy=False)``, must not keep them off for the levels other
@@ -519,7 +522,7 @@ def enter(full: bool = True) -> None:
             always_installed = True
         else:
             _install(False)
-    _lock.release()
+    _release()
 
 
 def _install(full: bool) -> None:
@@ -546,7 +549,7 @@ def leave(full: bool = True) -> None:
     """A vmap level closes: the last one puts the original functions back (the last full
     one, those of ``LEAN_SKIPS``)."""
     global _users, _full_users, _in, always_installed
-    _lock.acquire()
+    _acquire()
     _users -= 1
     if full:
         _full_users -= 1
@@ -561,4 +564,4 @@ def leave(full: bool = True) -> None:
             for call in calls:
                 call()
         always_installed = False
-    _lock.release()
+    _release()
