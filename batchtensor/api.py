@@ -1784,7 +1784,7 @@ def _common_axes(args: tuple[Any, ...], in_axes: Any
                     if guarded is None:
                         guarded, guards = list(args), [i]
                     else:
-                        guards.append(i)  # type: ignore[union-attr]
+                        guards.append(i)
                     guarded[i] = a = a.view()
                     a.setflags(False)  # (write=False: positional, read faster)
             elif t is BatchedTensor:
