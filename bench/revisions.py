@@ -27,7 +27,8 @@ even where both hold the same code (``--base HEAD``: pairwise distances between 
 from process to process). ``--processes P`` runs P processes, each loading both revisions
 under names of their own, alternately base first and new first, and gives the median of
 the processes' figures: what is left is the change, not the copy a process happened to
-favour.
+favour. The last column is a 95% interval for that median (``interval``): where it holds 1,
+the run cannot tell the revisions apart in that figure.
 
     python bench/revisions.py --base main~3 [--rounds 31] [--peers] [--imports M ...]
                               [--processes P] [--json FILE]
@@ -175,8 +176,26 @@ def measure(libs: dict, rounds: int, number: int = 20, peers: bool = False) -> d
                     value = t / ops * 1e6
                 samples[case][name].append(value)
     return {case: {"base": statistics.median(v["base"]), "new": statistics.median(v["new"]),
-                   "new / base": statistics.median(a / b for a, b in zip(v["new"], v["base"]))}
+                   "new / base": statistics.median(a / b for a, b in zip(v["new"], v["base"])),
+                   "ratios": [a / b for a, b in zip(v["new"], v["base"])]}
             for case, v in samples.items()}
+
+
+def interval(ratios_per_process: list[list[float]], resamples: int = 2000) -> tuple[float, float]:
+    """A 95% interval for the median over processes of each one's median per-round ratio:
+    processes drawn with replacement, then each drawn process's rounds with replacement (a
+    process's rounds share its favoured copy, so they are not independent of each other).
+    Where the interval holds 1, the run cannot tell the two revisions apart."""
+    rng = np.random.default_rng(0)
+    p = len(ratios_per_process)
+    medians = np.empty(resamples)
+    for k in range(resamples):
+        picked = rng.integers(0, p, size=p)
+        medians[k] = np.median([np.median(rng.choice(ratios_per_process[i],
+                                                      len(ratios_per_process[i])))
+                                for i in picked])
+    lo, hi = np.percentile(medians, [2.5, 97.5])
+    return float(lo), float(hi)
 
 
 def _one_process(a) -> dict:
@@ -197,7 +216,10 @@ def _one_process(a) -> dict:
                 trees = {"base": base_tree, "new": ROOT}
                 libs = {name: load_package(f"batchtensor_{name}", trees[name] / "batchtensor")
                         for name in (first, second)}
-            return measure(libs, a.rounds, peers=a.peers)
+            table = measure(libs, a.rounds, peers=a.peers)
+            for v in table.values():
+                v["interval"] = interval([v["ratios"]])
+            return table
         finally:
             subprocess.run(["git", "worktree", "remove", "--force", str(base_tree)], cwd=ROOT,
                            check=False, capture_output=True)
@@ -219,6 +241,7 @@ def _processes(a) -> dict:
             print(f"process {i + 1} of {a.processes} ({order}): done", file=sys.stderr)
     return {case: {key: statistics.median(t[case][key] for t in tables)
                    for key in ("base", "new", "new / base")}
+            | {"interval": interval([t[case]["ratios"] for t in tables])}
             for case in tables[0]}
 
 
@@ -244,10 +267,12 @@ def main(argv=None) -> int:
     where = (f"medians over {a.processes} processes (base loaded first in every other) of "
              if a.processes > 1 else "one process, ")
     print(f"base {a.base} vs this checkout, {where}medians of {a.rounds} rounds{imported}\n")
-    print("| figure | base | new | new / base (median of rounds) |")
-    print("|---|---|---|---|")
+    print("| figure | base | new | new / base (median of rounds) | 95% interval |")
+    print("|---|---|---|---|---|")
     for k, v in table.items():
-        print(f"| {k} | {v['base']:.3f} | {v['new']:.3f} | {v['new / base']:.3f} |")
+        lo, hi = v["interval"]
+        print(f"| {k} | {v['base']:.3f} | {v['new']:.3f} | {v['new / base']:.3f} "
+              f"| {lo:.3f} to {hi:.3f} |")
     if a.json:
         Path(a.json).write_text(json.dumps({"base": a.base, "table": table}, indent=2))
     return 0
