@@ -549,8 +549,7 @@ class VmapFunction:
         one frame: the steps that do nothing for such a call are left out, and the common
         input and output (an ndarray in, one BatchedTensor of this level out) are wrapped and
         unwrapped in place."""
-        level.buffers = False  # the arrays f creates are buffers (batchtensor.buffers)
-        level.watches_writes = True
+        # (open_lean_level made ``level`` with buffers on and writes watched)
         # (inside a lean pass of this thread, which holds them, the replacements stay in)
         entered = level.outermost or not conversions.always_installed
         if entered:

@@ -433,12 +433,36 @@ def open_lean_level(size: int, randomness: str, level_type: type[Level]
             if not open_one.lean:
                 return None, 0
     session = state.session
-    level = level_type(size, randomness, 0)
+    # Level.__init__'s fields, written here with a lean pass's values (``randomness`` was
+    # checked by vmap): calling the class and its __init__, then setting five fields again,
+    # was a third of opening the level. (tests/test_common_call.py checks that both set
+    # every slot.)
+    level = _new_object(level_type)
+    level.id = next(_ids)
+    level.size = size
+    level.alive = True
+    level.randomness = randomness
+    level.offset = 0
+    level.like = None
     level.outermost = not stack
+    level.per_example = False
+    level.ended_session = None
+    level.inputs = []
+    level.watches_writes = True  # (a lean pass may be followed by a rerun: note_write)
+    level.saved = None
+    level.buffers = False  # the arrays the function creates are buffers (batchtensor.buffers)
+    level.pass_frame = None
+    level.returned = None
+    level.group_pass = None
+    level.caught = None
+    level.drew_numpy = False
     level.lean = True
     level.thread_stack = stack
     stack.append(level)
     return level, 0 if session is None else session.tick
+
+
+_new_object = object.__new__
 
 
 def close_level(level: Level) -> None:

@@ -208,3 +208,24 @@ def test_an_output_not_batched_is_broadcast_at_its_out_axis(shape, out_axes):
     got = f(xs)
     assert_same(got, loop_vmap(lambda x: w, out_axes=out_axes)(xs))
     assert np.shares_memory(got, w) and not got.flags.writeable
+
+
+def test_a_lean_level_has_every_field_a_level_has_with_the_lean_pass_values():
+    from batchtensor.levels import Level, close_level, open_lean_level, open_level
+
+    fields = [name for name in Level.__slots__ if name != "__weakref__"]
+
+    def opened(level: Level) -> dict:
+        try:
+            return {name: getattr(level, name) for name in fields}  # AttributeError if unset
+        finally:
+            close_level(level)
+
+    lean, _ = open_lean_level(3, "different", Level)
+    assert lean is not None
+    lean_fields = opened(lean)
+    plain_fields = opened(open_level(3, "different"))
+    differ = {name for name in fields if lean_fields[name] != plain_fields[name]}
+    assert differ == {"id", "lean", "buffers", "watches_writes"}
+    assert (lean_fields["lean"], lean_fields["buffers"], lean_fields["watches_writes"]) == \
+        (True, False, True)
