@@ -164,6 +164,12 @@ def solve_samples(rng, dtype):
              ((2, 1), (3,), "a with 2 loop dims, vector b"), ((), (3, 0), "0 columns")]
     for abatch, bshape, name in cases:
         yield SampleInput((_wc(rng, 3, dtype, abatch), make_array(rng, bshape, dtype)), {}, name)
+    yield SampleInput((_wc(rng, 3, dtype), make_array(rng, (3,), dtype, noncontiguous=True)),
+                      {}, "non-contiguous vector b")
+    yield SampleInput((_wc(rng, 1, dtype, (2,)), make_array(rng, (1,), dtype)), {},
+                      "1 x 1 systems, vector b")
+    yield SampleInput((_wc(rng, 3, dtype, (0,)), make_array(rng, (3,), dtype)), {},
+                      "an empty stack of a, vector b")
     yield SampleInput((_wc(rng, 3, dtype, (2,)), make_array(rng, (2, 3), dtype)), {},
                       "NumPy 2: 2-d b is a matrix (raises)")
     yield SampleInput((_singular(rng, dtype), make_array(rng, (3,), dtype)), {},
@@ -310,6 +316,8 @@ def tensorsolve_samples(rng, dtype):
                       {}, "(2,3,6) (2,3)")
     yield SampleInput((np.reshape(_wc(rng, 6, dtype), (6, 2, 3)), make_array(rng, (6,), dtype)),
                       {}, "(6,2,3) (6,)")
+    yield SampleInput((np.reshape(_wc(rng, 6, dtype), (6, 2, 3)),
+                       make_array(rng, (6,), dtype, noncontiguous=True)), {}, "non-contiguous b")
     yield SampleInput((np.reshape(_wc(rng, 6, dtype), (6, 2, 3)), make_array(rng, (2, 3), dtype)),
                       {"axes": (0,)}, "axes=(0,)")
     yield SampleInput((np.reshape(_wc(rng, 4, dtype), (2, 2, 4)), make_array(rng, (2, 2), dtype)),
