@@ -248,6 +248,27 @@ _BINARY: dict = {}
 
 
 _MASKED = np.ma.MaskedArray
+_MATMUL = np.matmul
+
+
+def array_ufunc(self: BatchedTensor, ufunc, method: str, *inputs: Any, **kwargs: Any) -> Any:
+    """``BatchedTensor.__array_ufunc__`` (installed below): ``ufunc_call``, with its two
+    commonest calls answered first in this frame: ``w @ x`` (``ndarray.__matmul__`` of a
+    plain ``w`` reaches us here) and a unary ufunc such as ``np.tanh(x)``. One Python call
+    fewer is about a tenth of such an op's cost above NumPy's.
+
+    Both skip only steps that do nothing for them: ``matmul_fast`` answers only for ndarray
+    and BatchedTensor operands (no type of its own to defer to) and a unary call's only
+    operand is ``self``."""
+    if not kwargs and method == "__call__":
+        if ufunc is _MATMUL:
+            if len(inputs) == 2:
+                res = matmul_fast(*inputs)
+                if res is not None:
+                    return res
+        elif len(inputs) == 1 and ufunc.signature is None:
+            return unary_fast(self, ufunc, ufunc.nout == 1)
+    return ufunc_call(ufunc, method, inputs, kwargs)
 
 
 def ufunc_call(ufunc, method: str, inputs: tuple, kwargs: dict) -> Any:
@@ -485,6 +506,7 @@ def setitem(x: BatchedTensor, key: Any, value: Any) -> None:
 
 slots.function_call = function_call
 slots.ufunc_call = ufunc_call
+BatchedTensor.__array_ufunc__ = array_ufunc  # type: ignore[assignment, method-assign]
 slots.truth_value = truth_value
 slots.note_if_caught = note_if_caught
 slots.setitem = setitem

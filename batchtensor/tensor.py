@@ -542,6 +542,8 @@ class BatchedTensor:
 
     # ---- protocols --------------------------------------------------------------------------
     def __array_ufunc__(self, ufunc: np.ufunc, method: str, *inputs: Any, **kwargs: Any) -> Any:
+        # (``dispatch.array_ufunc`` takes this method's place once dispatch is imported: the
+        # same call, with the commonest ufunc calls answered without a second Python call)
         return slots.ufunc_call(ufunc, method, inputs, kwargs)
 
     def __array_function__(self, func: Any, types: Any, args: tuple[Any, ...],
