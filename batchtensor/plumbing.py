@@ -343,20 +343,21 @@ def aligned_fast(op: Any, max_args: int, min_args: int = 1) -> Callable:
     return fast
 
 
-def matmul_fast(a, b) -> BatchedTensor | None:
+def matmul_fast(a, b, _bt=BatchedTensor, _nd=np.ndarray, _make=object.__new__,
+                _rec=RECORDERS) -> BatchedTensor | None:
     """``a @ b`` where the batched operands have their batch axis first (and one level), and a
     plain operand is a matrix or, beside a batched matrix, a vector: the one ``np.matmul`` the
     matmul rule makes of it (a batch of vectors beside a plain matrix is one GEMM), without the
     dispatcher. None for every other case (the rule takes it)."""
     ta, tb = type(a), type(b)
-    if ta is BatchedTensor:
+    if ta is _bt:
         av, level = a._value, a._level
-        if a._bdim or type(av) is not np.ndarray:
+        if a._bdim or type(av) is not _nd:
             return None
         na = av.ndim
-        if tb is BatchedTensor:
+        if tb is _bt:
             bv = b._value
-            if b._level is not level or b._bdim or type(bv) is not np.ndarray:
+            if b._level is not level or b._bdim or type(bv) is not _nd:
                 return None
             nb = bv.ndim
             if na == nb and na >= 3:
@@ -369,15 +370,15 @@ def matmul_fast(a, b) -> BatchedTensor | None:
                 res = np.matmul(av[:, None, :], bv[:, :, None])[:, 0, 0]
             else:
                 return None
-        elif tb is np.ndarray and na >= 2 and (b.ndim == 2 or (b.ndim == 1 and na >= 3)):
+        elif tb is _nd and na >= 2 and (b.ndim == 2 or (b.ndim == 1 and na >= 3)):
             # (a 0-d example, na == 1, must reach the rule: NumPy refuses it, and (B,) @ w
             # would contract the batch axis instead)
             res = np.matmul(av, b)  # x_i @ w for every i: (B, k) @ w is one GEMM
         else:
             return None
-    elif tb is BatchedTensor and ta is np.ndarray:
+    elif tb is _bt and ta is _nd:
         bv, level = b._value, b._level
-        if b._bdim or type(bv) is not np.ndarray:
+        if b._bdim or type(bv) is not _nd:
             return None
         if bv.ndim == 2 and a.ndim == 2:
             res = np.matmul(bv, a.T)  # w @ x_i for every i: (B, k) @ w.T
@@ -387,4 +388,14 @@ def matmul_fast(a, b) -> BatchedTensor | None:
             return None
     else:
         return None
-    return new_batched(res, 0, enter(a if ta is BatchedTensor else b, np.matmul))
+    # (new_batched and tensor.enter, in place: a GEMM of a small batch costs about as much as
+    # the two calls would)
+    if not level.alive:
+        level.check_alive()
+    if _rec:
+        record(np.matmul, Path.RULE)
+    r = _make(_bt)
+    r._value = res
+    r._bdim = 0
+    r._level = level
+    return r
