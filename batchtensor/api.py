@@ -567,7 +567,10 @@ class VmapFunction:
                     leaf = args[i]
                     if type(leaf) is np.ndarray:
                         inputs.append(leaf)
-                        wrapped[i] = new_batched(leaf, ax, level)
+                        wrapped[i] = t = _new_object(BatchedTensor)  # (new_batched, in place)
+                        t._value = leaf
+                        t._bdim = ax
+                        t._level = level
                     else:
                         wrapped[i] = _wrap_input(leaf, ax, level)
             level.pass_frame = sys._getframe()
@@ -1744,6 +1747,9 @@ def _warn_rerun(func: Any, reason: str, e: BaseException | None, split: int = 0,
         f"{how}. ({detail}) Pass fallback='error' to raise instead, or "
         f"fallback='silent' to hide this warning.",
         PerformanceWarning, stacklevel=user_stacklevel())
+
+
+_new_object = object.__new__
 
 
 def _common_axes(args: tuple[Any, ...], in_axes: Any
