@@ -1,10 +1,11 @@
 """The fast paths give the general path's results exactly, on the OpInfo samples.
 
-Three kinds of hot path skip the dispatcher's general machinery, and each must be invisible:
+Four kinds of hot path skip the dispatcher's general machinery, and each must be invisible:
 
 - the aligned fast path of a ufunc (``plumbing.unary_fast_path`` / ``binary_fast_paths``),
-  which the Python operators *are* and which ``dispatch.ufunc_call`` runs first, against the
-  boxed pointwise handler (``slots.ufunc_pointwise``);
+  which the Python operators *are* and which ``dispatch.array_ufunc`` / ``ufunc_call`` run
+  first, against the boxed pointwise handler (``slots.ufunc_pointwise``);
+- ``plumbing.matmul_fast`` (``x @ w``, ``w @ x``, ``np.matmul``) against the matmul rule;
 - the in-place operators (``inplace_fast_path``) against the handler with ``out=``;
 - the ``OpEntry.fast`` hooks of functions (reductions, ``np.where``, ``np.stack``...) against
   the same call with the hook removed.
@@ -125,6 +126,8 @@ def test_unary_fast_path_is_the_pointwise_handler(info):
                 continue
             general = _run(lambda *a: slots.ufunc_pointwise(info.op, a, {}), td, leaves, batched)
             assert _same(_run(fast, td, leaves, batched), general), (info.name, dtype, batched)
+            # NumPy's protocol: np.sin(x) reaches dispatch.array_ufunc's unary case
+            assert _same(_run(info.op, td, leaves, batched), general), (info.name, dtype)
 
 
 @pytest.mark.parametrize("info", _ufunc_infos(2), ids=lambda i: i.name)
@@ -145,6 +148,34 @@ def test_binary_fast_path_is_the_pointwise_handler(info):
                 # NumPy's protocol: np.add(x, y) reaches dispatch.ufunc_call's fast path
                 assert _same(_run(info.op, td, leaves, batched), general), (info.name, dtype)
     assert fast.hits or not tested, f"{info.name}: no sample took the aligned fast path"
+
+
+_MATMUL_INFO = next(i for i in DATABASE if i.op is np.matmul)
+
+
+def test_matmul_fast_path_is_the_rule():
+    """``plumbing.matmul_fast`` (``x @ w``, ``w @ x``, and ``np.matmul`` through
+    ``dispatch.array_ufunc``) gives the matmul rule's result, on every layout of the OpInfo
+    samples: the fast path answered directly, through NumPy's protocol, and through both
+    operators (``ndarray.__matmul__`` of a plain left operand reaches ``array_ufunc``)."""
+    fast = _Counting(plumbing.matmul_fast, None)
+    tested = 0
+    for dtype in _MATMUL_INFO.dtypes:
+        for axes in LAYOUTS:
+            for td, leaves, batched in _calls(_MATMUL_INFO, dtype, axes):
+                if not _positional(td, leaves):
+                    continue
+                tested += 1
+
+                def rule(*a):
+                    return slots.function_call(np.matmul, a, {})
+
+                general = _run(rule, td, leaves, batched)
+                hit = _run(lambda *a: _first(fast(*a), lambda: rule(*a)), td, leaves, batched)
+                assert _same(hit, general), (dtype, axes)
+                assert _same(_run(np.matmul, td, leaves, batched), general), (dtype, axes)
+                assert _same(_run(operator.matmul, td, leaves, batched), general), (dtype, axes)
+    assert tested and fast.hits, "no matmul sample took the fast path"
 
 
 _OPERATOR = {"add": operator.add, "sub": operator.sub, "mul": operator.mul,
