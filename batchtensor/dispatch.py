@@ -26,8 +26,8 @@ import numpy as np
 
 from .errors import (BatchingError, ControlFlowError, DataDependentError, LoopFallback,
                      SharedWriteError)
-from .plumbing import (LEAF_TYPES, SCALAR_TYPES, binary_fast_paths, innermost, matmul_fast,
-                       scan_level, unary_fast, unwrap, wrap_result)
+from .plumbing import (EITHER, LEAF_TYPES, SCALAR_TYPES, binary_fast_paths, innermost,
+                       matmul_fast, scan_level, unary_fast, unwrap, wrap_result)
 from .registry import (ALIASES, ARRAY, ARRAYS, PER_EXAMPLE, RECORDERS, REGISTRY, Path,
                        defers_to_us, op_name, record, slots)
 from .scalars import (ARRAY_0D, Array0d, detach_from_scalars, mark_array0d,
@@ -243,8 +243,7 @@ def note_writes(targets: Any) -> None:
 
 
 # ---- __array_ufunc__ ----------------------------------------------------------------------------
-# The aligned fast path of each binary ufunc (plumbing), built on first use.
-_BINARY: dict = {}
+# (plumbing.EITHER: the aligned fast path of each binary ufunc, built here on first use)
 
 
 _MASKED = np.ma.MaskedArray
@@ -271,7 +270,7 @@ def array_ufunc(self: BatchedTensor, ufunc, method: str, *inputs: Any, **kwargs:
         elif ufunc.signature is None:
             if len(inputs) == 1:
                 return unary_fast(self, ufunc, ufunc.nout == 1)
-            fast = _BINARY.get(ufunc)  # (built by ufunc_call at its first call)
+            fast = EITHER.get(ufunc)  # (built by ufunc_call at its first call)
             if fast is not None and len(inputs) == 2:
                 res = fast(*inputs)
                 if res is not None:
@@ -306,9 +305,9 @@ def ufunc_call(ufunc, method: str, inputs: tuple, kwargs: dict) -> Any:
                 if type(inputs[0]) is BatchedTensor:
                     return unary_fast(inputs[0], ufunc, ufunc.nout == 1)
             elif len(inputs) == 2 and ufunc.nout == 1:
-                fast = _BINARY.get(ufunc)
+                fast = EITHER.get(ufunc)
                 if fast is None:
-                    fast = _BINARY[ufunc] = binary_fast_paths(ufunc)[2]
+                    fast = EITHER[ufunc] = binary_fast_paths(ufunc)[2]
                 res = fast(*inputs)
                 if res is not None:
                     return res

@@ -29,7 +29,7 @@ from .tensor import BatchedTensor, enter, new_batched, scalar_per_example
 
 __all__ = ["SCALAR_TYPES", "LEAF_TYPES", "scan_level", "unwrap", "wrap", "wrap_result",
            "innermost", "unary_fast", "unary_fast_path", "binary_fast_paths", "inplace_fast_path",
-           "front_aligned", "aligned_fast", "matmul_fast"]
+           "front_aligned", "aligned_fast", "matmul_fast", "EITHER"]
 
 #: Python and NumPy scalar types: an operand of one of these broadcasts against any example
 SCALAR_TYPES = frozenset({int, float, complex, bool, np.float64, np.float32, np.float16,
@@ -157,6 +157,11 @@ def unary_fast_path(ufunc, name: str) -> Callable:
     fast.__qualname__ = f"BatchedTensor.{name}"
     fast.__doc__ = f"``numpy.{ufunc.__name__}(self)``: see ``plumbing.unary_fast``."
     return fast
+
+
+#: ufunc -> ``binary_fast_paths(ufunc)[2]`` (its ``either``), made by ``dispatch.ufunc_call``
+#: at its first call for the ufunc, and run first by every caller
+EITHER: dict = {}
 
 
 def binary_fast_paths(ufunc, on_miss: Callable | None = None) -> tuple:
@@ -301,8 +306,12 @@ def front_aligned(ufunc, a, b, ta: type, tb: type) -> BatchedTensor | None:
         return None
     if RECORDERS:
         record(ufunc, Path.BOXED)
-    if outer:  # an outer level's value: its dispatcher, without NumPy's protocol
-        res = slots.ufunc_call(ufunc, "__call__", (ov, cv) if swap else (cv, ov), {})
+    if outer:  # an outer level's value: its fast path or its dispatcher, not NumPy's protocol
+        args = (ov, cv) if swap else (cv, ov)
+        either = EITHER.get(ufunc)  # (what ufunc_call runs first for these two operands)
+        res = either(*args) if either is not None else None
+        if res is None:
+            res = slots.ufunc_call(ufunc, "__call__", args, {})
     else:
         res = ufunc(ov, cv) if swap else ufunc(cv, ov)
     return new_batched(res, 0, lv)

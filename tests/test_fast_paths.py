@@ -178,6 +178,28 @@ def test_matmul_fast_path_is_the_rule():
     assert tested and fast.hits, "no matmul sample took the fast path"
 
 
+@pytest.mark.parametrize("ufunc", [np.subtract, np.power, np.arctan2, np.less],
+                         ids=lambda u: u.__name__)
+@pytest.mark.parametrize("outer_first", [True, False], ids=["outer op inner", "inner op outer"])
+def test_an_outer_levels_operand_in_the_aligned_fast_path_is_the_loop(ufunc, outer_first):
+    """``front_aligned`` of a value of the current level and one of an outer level runs the
+    outer level's ``either`` (``plumbing.EITHER``, made at ``dispatch.ufunc_call``'s first
+    call for the ufunc) before its dispatcher: operands in the ufunc's order, every example
+    pair its own value (non-commutative ufuncs, different rows on both sides)."""
+    rng = np.random.default_rng(0)
+    A, B = rng.uniform(0.5, 2.0, size=(4, 3)), rng.uniform(0.5, 2.0, size=(5, 3))
+    with bt.vmap_level(2):  # (a first call through NumPy's protocol: EITHER has it)
+        ufunc(BatchedTensor(A[:2], 0), BatchedTensor(B[:2], 0))
+    assert ufunc in plumbing.EITHER
+
+    def op(a, b):  # (a: the outer level's value in the inner vmap; b: the inner one's)
+        return ufunc(a, b) if outer_first else ufunc(b, a)
+
+    got = bt.vmap(bt.vmap(op, (None, 0)), (0, None))(A, B)
+    want = np.stack([np.stack([op(a, b) for b in B]) for a in A])
+    np.testing.assert_array_equal(got, want)
+
+
 _OPERATOR = {"add": operator.add, "sub": operator.sub, "mul": operator.mul,
              "truediv": operator.truediv, "floordiv": operator.floordiv, "mod": operator.mod,
              "pow": operator.pow, "and": operator.and_, "or": operator.or_,
